@@ -1,0 +1,265 @@
+"""The checks behind ``cinder-flash check``."""
+
+import socket
+import ssl
+import time
+
+from oslo_config import cfg
+
+from cinder_driver.common import exception
+from cinder_driver.common import options as common_options
+from cinder_driver.k2 import client as k2_client
+from cinder_driver.k2 import options as k2_options
+
+PASS, FAIL, WARN, SKIP = 'PASS', 'FAIL', 'WARN', 'SKIP'
+K2_MIN_API = (2, 2, 0)
+
+DRIVERS = {
+    'cinder_driver.k2.driver.K2ISCSIDriver': ('k2', 'iSCSI'),
+    'cinder_driver.k2.driver.K2FCDriver': ('k2', 'FC'),
+}
+
+
+class Report(object):
+
+    def __init__(self, backend):
+        self.backend = backend
+        self.results = []
+
+    def add(self, verdict, name, detail):
+        self.results.append((verdict, name, detail))
+        return verdict
+
+    @property
+    def ok(self):
+        return bool(self.results) and all(
+            v in (PASS, WARN) for v, _n, _d in self.results)
+
+    def lines(self):
+        for verdict, name, detail in self.results:
+            yield '%-4s  %-12s %s' % (verdict, name, detail)
+        failed = sum(1 for v, _n, _d in self.results if v == FAIL)
+        if self.ok:
+            yield 'backend %s: ready' % self.backend
+        else:
+            yield 'backend %s: NOT ready (%d check(s) failed)' % (
+                self.backend, failed)
+
+
+def _load(config_files, backend):
+    """The backend's configuration as cinder-volume builds it."""
+    from cinder.common import config as cinder_config  # noqa: F401
+    from cinder import objects
+    objects.register_all()
+    from cinder.volume import configuration
+    from cinder.volume import driver as volume_driver
+    from cinder.volume.drivers.san import san
+    from cinder.volume import manager
+
+    conf = cfg.CONF
+    conf(['--config-file=%s' % f for f in config_files], project='cinder',
+         default_config_files=[], default_config_dirs=[])
+    if backend not in conf.list_all_sections():
+        return None
+    backend_conf = configuration.Configuration(volume_driver.volume_opts,
+                                               config_group=backend)
+    for opts in (manager.volume_backend_opts, san.san_opts,
+                 common_options.rest_opts,
+                 k2_options.k2_opts):
+        backend_conf.append_config_values(opts)
+    return backend_conf
+
+
+def run(config_files, backend):
+    from cinder_driver.common import config as flash_config
+
+    report = Report(backend)
+    try:
+        conf = _load(config_files, backend)
+    except (cfg.Error, OSError) as e:
+        report.add(FAIL, 'config', 'cannot read configuration: %s' % e)
+        return report
+    if conf is None:
+        report.add(FAIL, 'config', 'no section [%s] in %s' % (
+            backend, ', '.join(config_files)))
+        return report
+    try:
+        driver = conf.volume_driver
+        family = DRIVERS.get(driver)
+        if family is None:
+            report.add(FAIL, 'config', 'volume_driver=%s is not a '
+                       'cinder-flash driver (expected one of: %s)' % (
+                           driver, ', '.join(sorted(DRIVERS))))
+            return report
+        verify = flash_config.tls_verify(conf)
+    except (cfg.Error, ValueError) as e:
+        report.add(FAIL, 'config', str(e))
+        return report
+    _check_k2(report, conf, family[1], verify)
+    return report
+
+
+def _k2_endpoint(conf):
+    host = conf.san_ip
+    port = conf.safe_get('san_api_port') or k2_client.DEFAULT_PORT
+    return host, port
+
+
+def _check_k2(report, conf, protocol, verify):
+    host, port = _k2_endpoint(conf)
+    missing = [name for name in ('san_ip', 'san_login', 'san_password')
+               if not conf.safe_get(name)]
+    if missing:
+        report.add(FAIL, 'config', 'not set in [%s]: %s' % (
+            conf.config_group, ', '.join(missing)))
+        return
+    report.add(PASS, 'config', 'K2 %s driver, array %s:%s, user %s' % (
+        protocol, host, port, conf.san_login))
+
+    timeout = conf.flash_rest_connect_timeout
+    if not _reachable(report, host, port, timeout):
+        for name in ('tls', 'credentials', 'api', 'ports', 'capacity'):
+            report.add(SKIP, name, 'array not reachable')
+        return
+    if not _tls(report, host, port, verify, timeout):
+        for name in ('credentials', 'api', 'ports', 'capacity'):
+            report.add(SKIP, name, 'TLS failed')
+        return
+
+    client = k2_client.K2Client(
+        host, conf.san_login, conf.san_password, port=port, verify=verify,
+        connect_timeout=timeout, read_timeout=conf.flash_rest_read_timeout,
+        retries=0)
+    try:
+        client.discover()
+        state = client.system_state()
+    except exception.ArrayAuthError:
+        report.add(FAIL, 'credentials', 'user %s was refused (HTTP 401): '
+                   'check san_login and san_password' % conf.san_login)
+        for name in ('api', 'ports', 'capacity'):
+            report.add(SKIP, name, 'not logged in')
+        return
+    except exception.ArrayAPIError as e:
+        report.add(FAIL, 'credentials', 'the array REST service did not '
+                   'answer as a K2 does: %s' % e.msg)
+        return
+    report.add(PASS, 'credentials', 'user %s accepted' % conf.san_login)
+    _api(report, state)
+    if protocol == 'iSCSI':
+        _iscsi_ports(report, client, conf, state)
+    else:
+        _fc_ports(report, client)
+    _capacity(report, client)
+
+
+def _reachable(report, host, port, timeout):
+    started = time.monotonic()
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            pass
+    except OSError as e:
+        report.add(FAIL, 'reachable', '%s:%s: %s' % (host, port,
+                                                     e.strerror or e))
+        return False
+    report.add(PASS, 'reachable', '%s:%s answered in %.0f ms' % (
+        host, port, (time.monotonic() - started) * 1000))
+    return True
+
+
+def _tls(report, host, port, verify, timeout):
+    if verify is False:
+        report.add(WARN, 'tls', 'certificate NOT verified: '
+                   'driver_ssl_cert_verify=False in this section')
+        return True
+    ctx = ssl.create_default_context()
+    source = 'system CA store'
+    if isinstance(verify, str):
+        source = verify
+        try:
+            ctx = ssl.create_default_context(cafile=verify)
+        except (OSError, ssl.SSLError) as e:
+            report.add(FAIL, 'tls', 'driver_ssl_cert_path=%s cannot be '
+                       'read: %s' % (verify, e))
+            return False
+    try:
+        with socket.create_connection((host, port), timeout=timeout) as s:
+            with ctx.wrap_socket(s, server_hostname=host) as tls:
+                version = tls.version()
+    except ssl.SSLCertVerificationError as e:
+        report.add(FAIL, 'tls', 'certificate not trusted (%s) against %s; '
+                   'set driver_ssl_cert_path to the array CA' % (
+                       e.verify_message, source))
+        return False
+    except (OSError, ssl.SSLError) as e:
+        report.add(FAIL, 'tls', 'TLS handshake failed: %s' % e)
+        return False
+    report.add(PASS, 'tls', '%s, certificate verified against %s' % (
+        version, source))
+    return True
+
+
+def _version_tuple(text):
+    parts = []
+    for piece in str(text).split('.'):
+        digits = ''.join(ch for ch in piece if ch.isdigit())
+        parts.append(int(digits) if digits else 0)
+    return tuple(parts)
+
+
+def _api(report, state):
+    version = state.get('rest_api_version')
+    name = state.get('system_name', '?')
+    if version is None or _version_tuple(version) < K2_MIN_API:
+        report.add(FAIL, 'api', 'array %s has REST API %s; at least %s '
+                   'is needed' % (name, version,
+                                  '.'.join(map(str, K2_MIN_API))))
+    elif str(state.get('state', '')).upper() != 'ONLINE':
+        report.add(FAIL, 'api', 'array %s is %s, not ONLINE' % (
+            name, state.get('state')))
+    else:
+        report.add(PASS, 'api', 'array %s, REST API %s, ONLINE' % (
+            name, version))
+
+
+def _iscsi_ports(report, client, conf, state):
+    if not state.get('iscsi_qualified_target_name'):
+        report.add(FAIL, 'ports', 'the array reports no iSCSI target IQN')
+        return
+    ips = client.search('system/net_ips')
+    portals = sorted({ip.get('ip_address') for ip in ips
+                      if ip.get('ip_address') and not ip.get('wan_port')})
+    wanted = [p.rsplit(':', 1)[0] if p.count(':') == 1 else p
+              for p in conf.k2_iscsi_portals]
+    unknown = [p for p in wanted if p not in portals]
+    if not portals:
+        report.add(FAIL, 'ports', 'the array has no iSCSI data address')
+    elif unknown:
+        report.add(FAIL, 'ports', 'k2_iscsi_portals lists %s, not iSCSI '
+                   'addresses of the array (it has: %s)' % (
+                       ', '.join(unknown), ', '.join(portals)))
+    else:
+        report.add(PASS, 'ports', 'iSCSI target %s on %s' % (
+            state['iscsi_qualified_target_name'],
+            ', '.join(wanted or portals)))
+
+
+def _fc_ports(report, client):
+    ports = [p.get('pwwn') for p in client.search('system/fc_ports')
+             if p.get('pwwn')]
+    if ports:
+        report.add(PASS, 'ports', 'FC target ports %s' % ', '.join(ports))
+    else:
+        report.add(FAIL, 'ports', 'the array reports no FC target port')
+
+
+def _capacity(report, client):
+    cap = client.find('system/capacity') or {}
+    total, free = cap.get('total'), cap.get('free')
+    if not isinstance(total, int) or not isinstance(free, int):
+        report.add(FAIL, 'capacity', 'system/capacity has no total/free')
+    elif free <= 0:
+        report.add(FAIL, 'capacity', 'the array is full (%d KiB total)' %
+                   total)
+    else:
+        report.add(PASS, 'capacity', '%.1f GiB free of %.1f GiB' % (
+            free / 2.0 ** 20, total / 2.0 ** 20))

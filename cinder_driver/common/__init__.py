@@ -1,0 +1,1 @@
+"""Pieces shared by every backend family: HTTP, options, naming, specs."""

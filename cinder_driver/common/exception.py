@@ -1,0 +1,44 @@
+"""Exceptions raised by cinder-flash; all are Cinder backend exceptions."""
+
+from cinder import exception
+from cinder.i18n import _
+
+
+class ArrayAPIError(exception.VolumeBackendAPIException):
+    message = _('%(array)s: %(method)s %(path)s failed: %(reason)s')
+
+    def __init__(self, message=None, status=None, error_code=None, **kwargs):
+        # Callers branch on these (not-found on delete, name conflicts).
+        self.status = status
+        self.error_code = error_code
+        super().__init__(message, **kwargs)
+
+
+class ArrayUnreachable(ArrayAPIError):
+    message = _('%(array)s: %(method)s %(path)s: array not reachable: '
+                '%(reason)s')
+
+
+class ArrayTimeout(ArrayAPIError):
+    message = _('%(array)s: %(method)s %(path)s: no answer within '
+                '%(timeout)s s')
+
+
+class ArrayAuthError(ArrayAPIError):
+    message = _('%(array)s: %(method)s %(path)s: the array refused the '
+                'credentials of user %(user)s (HTTP %(status_code)s)')
+
+
+class ArrayTLSError(ArrayAPIError):
+    message = _('%(array)s: %(method)s %(path)s: TLS verification of the '
+                'array certificate failed: %(reason)s')
+
+
+class ArrayBadReply(ArrayAPIError):
+    message = _('%(array)s: %(method)s %(path)s: malformed reply '
+                '(HTTP %(status_code)s): %(reason)s')
+
+
+class InvalidBackendConfig(exception.InvalidConfigurationValue):
+    message = _('Backend configuration %(option)s=%(value)r is invalid: '
+                '%(reason)s')

@@ -1,0 +1,24 @@
+"""Options every cinder-flash backend reads, whatever the array family."""
+
+from oslo_config import cfg
+
+rest_opts = [
+    cfg.FloatOpt('flash_rest_connect_timeout',
+                 default=10.0, min=0.1, max=300.0,
+                 help='Seconds to wait for a TCP/TLS connection to the '
+                      'array management endpoint before the call fails.'),
+    cfg.FloatOpt('flash_rest_read_timeout',
+                 default=60.0, min=1.0, max=3600.0,
+                 help='Seconds to wait for the array to answer one REST '
+                      'request. A call never blocks cinder-volume longer '
+                      'than (retries + 1) times this value.'),
+    cfg.IntOpt('flash_rest_retries',
+               default=4, min=0, max=20,
+               help='How many times a REST call is retried when the array '
+                    'answers busy (HTTP 503, 5xx or an array busy code) or '
+                    'the connection could not be opened.'),
+    cfg.FloatOpt('flash_rest_retry_backoff',
+                 default=1.0, min=0.0, max=60.0,
+                 help='Seconds before the first retry; each further retry '
+                      'waits twice as long, capped at 30 seconds.'),
+]

@@ -1,0 +1,20 @@
+"""Options of the K2 backend family."""
+
+from oslo_config import cfg
+
+k2_opts = [
+    cfg.ListOpt('k2_iscsi_portals',
+                default=[],
+                help='iSCSI portal addresses (IP or IP:port) to hand to '
+                     'hosts. Empty means every iSCSI address the array '
+                     'reports in system/net_ips, except replication ports.'),
+    cfg.BoolOpt('k2_auto_max_over_subscription_ratio',
+                default=False,
+                help='Report max_over_subscription_ratio computed from the '
+                     'array data-reduction ratio instead of the configured '
+                     'max_over_subscription_ratio.'),
+    cfg.StrOpt('k2_retention_policy',
+               default='Best_Effort_Retention',
+               help='Name of the array retention policy given to the '
+                    'snapshots the driver creates.'),
+]

@@ -1,0 +1,114 @@
+"""``cinder-flash check`` against a running reference array."""
+
+import os
+import subprocess
+import sys
+
+import fixtures
+import testtools
+
+from cinder_driver.tests.functional import array_fixture
+
+ISCSI = 'cinder_driver.k2.driver.K2ISCSIDriver'
+
+
+class CheckCommandTestCase(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.array = self.useFixture(array_fixture.ReferenceArray())
+        self.tmp = self.useFixture(fixtures.TempDir()).path
+
+    def _section(self, name, **options):
+        values = {'volume_driver': ISCSI,
+                  'san_ip': self.array.k2_host,
+                  'san_api_port': self.array.k2_port,
+                  'san_login': self.array.info['user'],
+                  'san_password': self.array.info['password'],
+                  'driver_ssl_cert_path': self.array.info['ca_cert']}
+        values.update(options)
+        lines = ['[%s]' % name] + ['%s = %s' % (k, v)
+                                   for k, v in values.items()
+                                   if v is not None]
+        return '\n'.join(lines) + '\n'
+
+    def _check(self, backend, *sections):
+        path = os.path.join(self.tmp, 'cinder.conf')
+        with open(path, 'w') as f:
+            f.write('[DEFAULT]\n' + ''.join(sections))
+        exe = os.path.join(os.path.dirname(sys.executable), 'cinder-flash')
+        proc = subprocess.run([exe, 'check', '--config-file', path,
+                               '--backend', backend],
+                              capture_output=True, text=True, timeout=120)
+        out = proc.stdout + proc.stderr
+        # The password is never echoed, whatever the verdict.
+        self.assertNotIn(self.array.info['password'], out)
+        verdicts = {}
+        for line in proc.stdout.splitlines()[:-1]:
+            verdict, name = line.split()[:2]
+            verdicts[name] = verdict
+        return proc.returncode, verdicts, proc.stdout
+
+    def test_ready_backend(self):
+        code, verdicts, out = self._check('k2', self._section('k2'))
+        self.assertEqual(0, code, out)
+        self.assertEqual({'config': 'PASS', 'reachable': 'PASS',
+                          'tls': 'PASS', 'credentials': 'PASS',
+                          'api': 'PASS', 'ports': 'PASS',
+                          'capacity': 'PASS'}, verdicts)
+        self.assertTrue(out.rstrip().endswith('backend k2: ready'))
+
+    def test_wrong_password(self):
+        code, verdicts, out = self._check('k2', self._section(
+            'k2', san_password='wrong-one'))
+        self.assertEqual(1, code)
+        self.assertEqual('FAIL', verdicts['credentials'])
+        self.assertIn('HTTP 401', out)
+
+    def test_untrusted_certificate(self):
+        code, verdicts, out = self._check('k2', self._section(
+            'k2', driver_ssl_cert_path=None))
+        self.assertEqual(1, code)
+        self.assertEqual('FAIL', verdicts['tls'])
+        self.assertIn('driver_ssl_cert_path', out)
+
+    def test_verification_turned_off_warns(self):
+        code, verdicts, out = self._check('k2', self._section(
+            'k2', driver_ssl_cert_path=None, driver_ssl_cert_verify=False))
+        self.assertEqual(0, code, out)
+        self.assertEqual('WARN', verdicts['tls'])
+
+    def test_portal_not_on_array(self):
+        code, verdicts, out = self._check('k2', self._section(
+            'k2', k2_iscsi_portals='192.0.2.10'))
+        self.assertEqual(1, code)
+        self.assertEqual('FAIL', verdicts['ports'])
+        self.assertIn('192.0.2.10', out)
+
+    def test_fc_ports(self):
+        code, verdicts, out = self._check('fc', self._section(
+            'fc', volume_driver='cinder_driver.k2.driver.K2FCDriver'))
+        self.assertEqual(0, code, out)
+        self.assertIn('FC target ports', out)
+
+    def test_unreachable_array(self):
+        code, verdicts, out = self._check('k2', self._section(
+            'k2', san_api_port=1))
+        self.assertEqual(1, code)
+        self.assertEqual('FAIL', verdicts['reachable'])
+        self.assertEqual('SKIP', verdicts['credentials'])
+
+    def test_missing_section_and_foreign_driver(self):
+        code, _v, out = self._check('nope', self._section('k2'))
+        self.assertEqual(1, code)
+        self.assertIn('no section [nope]', out)
+        code, _v, out = self._check('lvm', self._section(
+            'lvm', volume_driver='cinder.volume.drivers.lvm.LVMVolumeDriver'))
+        self.assertEqual(1, code)
+        self.assertIn('not a cinder-flash driver', out)
+
+    def test_missing_credentials(self):
+        code, verdicts, out = self._check('k2', self._section(
+            'k2', san_password=''))
+        self.assertEqual(1, code)
+        self.assertIn('san_password', out)

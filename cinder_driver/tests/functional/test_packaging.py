@@ -1,0 +1,41 @@
+"""Entry points as operators and Tempest see them after installation."""
+
+import os
+import re
+import subprocess
+import sys
+
+import testtools
+
+from cinder_driver.common import opts
+
+BIN = os.path.dirname(sys.executable)
+
+
+def _run(*cmd):
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+
+
+class EntryPointsTestCase(testtools.TestCase):
+
+    def test_oslo_config_generator_prints_every_option(self):
+        proc = _run(os.path.join(BIN, 'oslo-config-generator'),
+                    '--namespace', 'cinder_flash')
+        self.assertEqual(0, proc.returncode, proc.stderr)
+        self.assertIn('[backend_defaults]', proc.stdout)
+        for _group, options in opts.list_opts():
+            for opt in options:
+                self.assertRegex(proc.stdout,
+                                 r'(?m)^#%s =' % re.escape(opt.name))
+
+    def test_tempest_lists_the_plugin(self):
+        proc = _run(os.path.join(BIN, 'tempest'), 'list-plugins')
+        self.assertEqual(0, proc.returncode, proc.stderr)
+        self.assertIn('cinder_flash', proc.stdout)
+        self.assertIn('tempest_plugin.plugin:CinderFlashTempestPlugin',
+                      proc.stdout)
+
+    def test_console_scripts_installed(self):
+        for script in ('cinder-flash', 'cinder-flash-array'):
+            proc = _run(os.path.join(BIN, script), '--help')
+            self.assertEqual(0, proc.returncode, proc.stderr)

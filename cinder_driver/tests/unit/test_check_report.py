@@ -1,0 +1,41 @@
+from cinder.tests.unit import test
+
+from cinder_driver.cmd import check
+
+
+class CheckReportTestCase(test.TestCase):
+
+    def test_verdict_lines(self):
+        report = check.Report('k2')
+        report.add(check.PASS, 'config', 'fine')
+        report.add(check.WARN, 'tls', 'not verified')
+        lines = list(report.lines())
+        self.assertTrue(report.ok)
+        self.assertEqual('backend k2: ready', lines[-1])
+        report.add(check.FAIL, 'ports', 'none')
+        self.assertFalse(report.ok)
+        self.assertEqual('backend k2: NOT ready (1 check(s) failed)',
+                         list(report.lines())[-1])
+
+    def test_empty_report_is_not_ok(self):
+        self.assertFalse(check.Report('x').ok)
+
+    def test_version_compare(self):
+        self.assertLess(check._version_tuple('2.1.9'), check.K2_MIN_API)
+        self.assertGreaterEqual(check._version_tuple('2.2.0'),
+                                check.K2_MIN_API)
+        self.assertGreater(check._version_tuple('2.10.0-rc1'),
+                           check.K2_MIN_API)
+
+    def test_api_rejects_old_or_offline_arrays(self):
+        for state, verdict in (
+                ({'rest_api_version': '2.1.0', 'state': 'ONLINE'},
+                 check.FAIL),
+                ({'rest_api_version': '2.2.0', 'state': 'DEGRADED'},
+                 check.FAIL),
+                ({'state': 'ONLINE'}, check.FAIL),
+                ({'rest_api_version': '2.2.7', 'state': 'online'},
+                 check.PASS)):
+            report = check.Report('b')
+            check._api(report, state)
+            self.assertEqual(verdict, report.results[0][0], state)

@@ -1,0 +1,134 @@
+import os
+from unittest import mock
+
+from cinder.tests.unit import test
+import requests
+
+from cinder_driver.common import exception
+from cinder_driver.common import http
+from cinder_driver.tests.unit import fake_http
+
+Reply = fake_http.Reply
+
+
+class RestSessionTestCase(test.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.sleeps = []
+        self.session = http.RestSession(
+            'https://array.example:443/api', username='admin',
+            password='s3cr3t-pw', verify='/etc/ca.pem', connect_timeout=3,
+            read_timeout=7, retries=3, backoff=0.5,
+            busy=lambda status, p: isinstance(p, dict) and p.get(
+                'code') == 'BUSY',
+            error_text=lambda p: p.get('msg'), sleep=self.sleeps.append)
+
+    def test_timeouts_and_tls_reach_every_request(self):
+        adapter = fake_http.mount(self.session, [Reply(200, {'a': 1})])
+        with mock.patch.dict(os.environ,
+                             {'REQUESTS_CA_BUNDLE': '/other/bundle.pem'}):
+            status, payload = self.session.request('GET', '/x')
+        self.assertEqual((200, {'a': 1}), (status, payload))
+        call = adapter.calls[0]
+        self.assertEqual((3, 7), call['timeout'])
+        # The environment bundle must not replace the configured CA.
+        self.assertEqual('/etc/ca.pem', call['verify'])
+        self.assertTrue(call['headers']['Authorization'].startswith(
+            'Basic '))
+
+    def test_503_is_retried_with_growing_backoff(self):
+        adapter = fake_http.mount(self.session, [
+            Reply(503, {'msg': 'busy'}), Reply(503, {'msg': 'busy'}),
+            Reply(201, {'id': 4})])
+        status, payload = self.session.request('POST', '/v', body={'n': 1})
+        self.assertEqual(201, status)
+        self.assertEqual(3, len(adapter.calls))
+        self.assertEqual([0.5, 1.0], self.sleeps)
+
+    def test_array_busy_code_is_retried(self):
+        fake_http.mount(self.session, [Reply(400, {'code': 'BUSY'}),
+                                       Reply(200, {'ok': True})])
+        self.assertEqual(200, self.session.request('PATCH', '/v/1')[0])
+
+    def test_retries_are_bounded(self):
+        adapter = fake_http.mount(self.session, [Reply(503)] * 4)
+        err = self.assertRaises(exception.ArrayAPIError,
+                                self.session.request, 'GET', '/v')
+        self.assertEqual(503, err.status)
+        self.assertEqual(4, len(adapter.calls))
+
+    def test_post_not_replayed_after_read_timeout(self):
+        adapter = fake_http.mount(self.session, [
+            Reply(raises=requests.exceptions.ReadTimeout('slow'))])
+        err = self.assertRaises(exception.ArrayTimeout,
+                                self.session.request, 'POST', '/v',
+                                body={})
+        self.assertIn('7', err.msg)
+        self.assertEqual(1, len(adapter.calls))
+
+    def test_get_replayed_after_read_timeout(self):
+        fake_http.mount(self.session, [
+            Reply(raises=requests.exceptions.ReadTimeout('slow')),
+            Reply(200, {'v': 2})])
+        self.assertEqual({'v': 2}, self.session.request('GET', '/v')[1])
+
+    def test_ambiguous_500_not_replayed_for_post(self):
+        adapter = fake_http.mount(self.session, [Reply(500, {'msg': 'x'})])
+        self.assertRaises(exception.ArrayAPIError, self.session.request,
+                          'POST', '/v', body={})
+        self.assertEqual(1, len(adapter.calls))
+
+    def test_401_names_user_not_password(self):
+        fake_http.mount(self.session, [Reply(401, {'msg': 'no'})])
+        err = self.assertRaises(exception.ArrayAuthError,
+                                self.session.request, 'GET', '/v')
+        self.assertIn('admin', err.msg)
+        self.assertNotIn('s3cr3t-pw', err.msg)
+
+    def test_4xx_carries_array_message_and_is_not_retried(self):
+        adapter = fake_http.mount(self.session, [
+            Reply(400, {'msg': 'name too long'})])
+        err = self.assertRaises(exception.ArrayAPIError,
+                                self.session.request, 'POST', '/v', body={})
+        self.assertIn('name too long', err.msg)
+        self.assertEqual('name too long', err.error_code)
+        self.assertEqual(1, len(adapter.calls))
+
+    def test_html_error_page_becomes_clear_error(self):
+        fake_http.mount(self.session, [Reply(
+            502, text='<html><body>Bad Gateway</body></html>',
+            content_type='text/html')] * 4)
+        err = self.assertRaises(exception.ArrayAPIError,
+                                self.session.request, 'GET', '/v')
+        self.assertIn('Bad Gateway', err.msg)
+
+    def test_truncated_json_on_success_is_bad_reply(self):
+        fake_http.mount(self.session, [Reply(200, text='{"hits": [')])
+        err = self.assertRaises(exception.ArrayBadReply,
+                                self.session.request, 'GET', '/v')
+        self.assertIn('not JSON', err.msg)
+
+    def test_tls_failure_is_not_retried(self):
+        adapter = fake_http.mount(self.session, [
+            Reply(raises=requests.exceptions.SSLError('bad cert'))])
+        self.assertRaises(exception.ArrayTLSError, self.session.request,
+                          'GET', '/v')
+        self.assertEqual(1, len(adapter.calls))
+
+    def test_refused_connection_is_retried(self):
+        fake_http.mount(self.session, [
+            Reply(raises=requests.exceptions.ConnectionError(
+                'NewConnectionError: refused')),
+            Reply(200, {})])
+        self.assertEqual(200, self.session.request('POST', '/v',
+                                                   body={})[0])
+
+    def test_password_never_logged(self):
+        log = self.useFixture(__import__('fixtures').FakeLogger(
+            level='DEBUG'))
+        fake_http.mount(self.session, [Reply(503), Reply(
+            400, {'msg': 'password=s3cr3t-pw'})])
+        self.assertRaises(exception.ArrayAPIError, self.session.request,
+                          'POST', '/v', body={'password': 's3cr3t-pw'})
+        self.assertNotIn('s3cr3t-pw', log.output)

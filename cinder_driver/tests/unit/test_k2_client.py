@@ -1,0 +1,89 @@
+from cinder.tests.unit import test
+import ddt
+
+from cinder_driver.common import exception
+from cinder_driver.k2 import client
+from cinder_driver.tests.unit import fake_http
+
+Reply = fake_http.Reply
+
+
+@ddt.ddt
+class K2ClientTestCase(test.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.client = client.K2Client('10.0.0.5', 'admin', 'pw', port=8443,
+                                      retries=2, sleep=lambda s: None)
+
+    def _script(self, *replies):
+        return fake_http.mount(self.client.http, replies)
+
+    def test_base_url_and_search_filters(self):
+        adapter = self._script(Reply(200, {'hits': [{'id': 1}],
+                                           'total': 1}))
+        hits = self.client.search('volumes', name='cv-1')
+        self.assertEqual([{'id': 1}], hits)
+        self.assertIn('https://10.0.0.5:8443/api/v2/volumes?',
+                      adapter.calls[0]['url'])
+        self.assertIn('name=cv-1', adapter.calls[0]['url'])
+
+    def test_ipv6_address_is_bracketed(self):
+        c = client.K2Client('fd00::5', 'admin', 'pw', port=443)
+        self.assertEqual('[fd00::5]:443', c.address)
+
+    def test_search_follows_pages(self):
+        adapter = self._script(
+            Reply(200, {'hits': [{'id': 1}, {'id': 2}], 'total': 3}),
+            Reply(200, {'hits': [{'id': 3}], 'total': 3}))
+        self.assertEqual([1, 2, 3],
+                         [h['id'] for h in self.client.search('hosts')])
+        self.assertIn('__offset=2', adapter.calls[1]['url'])
+
+    @ddt.data({'hits': 'x', 'total': 1}, {'total': 1}, [], {'hits': []})
+    def test_malformed_search_reply(self, payload):
+        self._script(Reply(200, payload))
+        err = self.assertRaises(exception.ArrayBadReply,
+                                self.client.search, 'volumes')
+        self.assertIn('/volumes', err.msg)
+
+    @ddt.data(None, {}, {'id': '7'}, {'name': 'x'})
+    def test_create_reply_must_carry_integer_id(self, payload):
+        self._script(Reply(201, payload))
+        self.assertRaises(exception.ArrayBadReply, self.client.create,
+                          'volumes', {'name': 'v'})
+
+    def test_delete_missing_object_is_not_an_error(self):
+        self._script(Reply(404, {'error_msg': 'no such volume'}))
+        self.assertFalse(self.client.delete('volumes', 9))
+
+    def test_delete_other_errors_raise(self):
+        self._script(Reply(400, {'error_msg': 'volume is mapped'}))
+        err = self.assertRaises(exception.ArrayAPIError,
+                                self.client.delete, 'volumes', 9)
+        self.assertIn('volume is mapped', err.msg)
+
+    @ddt.data('MC_ERR_BUSY', 'MC_ERR_BUSY_SPECIFIC', 'MC_ERR_INPROGRESS',
+              'MC_ERR_START_TIMEOUT')
+    def test_busy_codes_are_retried(self, code):
+        adapter = self._script(Reply(400, {'error_msg': code}),
+                               Reply(200, {'id': 3, 'size': 10}))
+        self.assertEqual(3, self.client.update('volumes', 3,
+                                               {'size': 10})['id'])
+        self.assertEqual(2, len(adapter.calls))
+
+    def test_discover_requires_resources_map(self):
+        self._script(Reply(200, {'nothing': True}))
+        self.assertRaises(exception.ArrayBadReply, self.client.discover)
+
+    def test_refs(self):
+        self.assertEqual({'ref': '/volume_groups/4'},
+                         client.ref('volume_groups', 4))
+        self.assertEqual(4, client.ref_id({'ref': '/volume_groups/4'}))
+        self.assertRaises(ValueError, client.ref_id, {'ref': '/x/y'})
+        self.assertRaises(ValueError, client.ref_id, None)
+
+    def test_missing_address_is_config_error(self):
+        err = self.assertRaises(exception.InvalidBackendConfig,
+                                client.K2Client, '', 'admin', 'pw')
+        self.assertIn('san_ip', err.msg)

@@ -1,0 +1,27 @@
+import os
+
+from cinder.tests.unit import test
+from oslo_config import cfg
+
+from tempest_plugin import plugin
+
+
+class TempestPluginTestCase(test.TestCase):
+
+    def test_registers_groups(self):
+        conf = cfg.ConfigOpts()
+        p = plugin.CinderFlashTempestPlugin()
+        p.register_opts(conf)
+        self.assertEqual('dedup', conf.cinder_flash.dedup_volume_type)
+        self.assertTrue(
+            conf.cinder_flash_feature_enabled.data_reduction_stats)
+        self.assertTrue(conf.service_available.cinder_flash)
+        listed = dict(p.get_opt_lists())
+        self.assertIn('cinder_flash', listed)
+
+    def test_load_tests_points_at_the_test_tree(self):
+        test_dir, top = plugin.CinderFlashTempestPlugin().load_tests()
+        self.assertTrue(os.path.isdir(test_dir))
+        self.assertTrue(test_dir.startswith(top))
+        self.assertTrue(os.path.isfile(os.path.join(
+            top, 'tempest_plugin', 'plugin.py')))

@@ -1,0 +1,5 @@
+import sys
+
+from reference_array import cli
+
+sys.exit(cli.main())

@@ -1,0 +1,51 @@
+"""``python -m reference_array serve --data-dir DIR``."""
+
+import argparse
+import logging
+import sys
+
+from reference_array import server
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog='reference_array',
+        description='The cinder-flash reference array.')
+    sub = parser.add_subparsers(dest='command', required=True)
+    serve = sub.add_parser('serve', help='run an array until SIGTERM')
+    serve.add_argument('--data-dir', required=True,
+                       help='state directory; kept across restarts')
+    serve.add_argument('--listen', default='127.0.0.1',
+                       help='address every service binds to '
+                            '(default 127.0.0.1)')
+    serve.add_argument('--k2-port', type=int, default=0,
+                       help='K2 REST port (default: any free port)')
+    serve.add_argument('--user', help='add or reset this REST user')
+    serve.add_argument('--password', help='password of --user')
+    serve.add_argument('--name', help='system name on first start')
+    serve.add_argument('--capacity-gib', type=int, default=None,
+                       help='physical capacity (default %d on first '
+                            'start)' % server.DEFAULT_CAPACITY_GIB)
+    serve.add_argument('--no-tls', action='store_true',
+                       help='serve K2 REST over plain HTTP')
+    serve.add_argument('--log-file', help='write the array log here')
+    serve.add_argument('--debug', action='store_true')
+    args = parser.parse_args(argv)
+    if bool(args.user) != bool(args.password):
+        parser.error('--user and --password go together')
+    if args.capacity_gib is not None and args.capacity_gib <= 0:
+        parser.error('--capacity-gib must be positive, not %s' %
+                     args.capacity_gib)
+    target = ({'filename': args.log_file} if args.log_file
+              else {'stream': sys.stderr})
+    logging.basicConfig(
+        level=logging.DEBUG if args.debug else logging.INFO,
+        format='%(asctime)s %(levelname)s %(name)s %(message)s',
+        **target)
+    array = server.Array(args)
+    array.serve_until_signalled()
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

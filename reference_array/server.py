@@ -1,0 +1,115 @@
+"""Lifecycle of one reference array: state directory, services, stop."""
+
+import json
+import logging
+import os
+import secrets
+import signal
+import threading
+import uuid
+
+from reference_array import httpd
+from reference_array import k2api
+from reference_array import k2model
+from reference_array import metadata
+from reference_array import tlsutil
+
+LOG = logging.getLogger(__name__)
+CONFIG = 'array.json'
+DEFAULT_CAPACITY_GIB = 1024
+
+
+def _load_or_create_config(data_dir, args):
+    path = os.path.join(data_dir, CONFIG)
+    if os.path.exists(path):
+        with open(path) as f:
+            config = json.load(f)
+    else:
+        system_id = uuid.uuid4().hex[:12]
+        config = {
+            'system_id': system_id,
+            'name': args.name or 'ref-%s' % system_id[:6],
+            'users': {'admin': secrets.token_urlsafe(18)},
+            'capacity_gib': args.capacity_gib or DEFAULT_CAPACITY_GIB,
+        }
+    if args.user and args.password:
+        config['users'][args.user] = args.password
+    if args.capacity_gib:
+        config['capacity_gib'] = args.capacity_gib
+    tmp = path + '.tmp'
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, 'w') as f:
+        json.dump(config, f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    return config
+
+
+class Array(object):
+
+    def __init__(self, args):
+        self.args = args
+        self.data_dir = os.path.abspath(args.data_dir)
+        os.makedirs(self.data_dir, mode=0o700, exist_ok=True)
+        self.config = _load_or_create_config(self.data_dir, args)
+        self.store = metadata.MetadataStore(
+            os.path.join(self.data_dir, 'metadata.db'))
+        host = args.listen
+        system = {
+            'system_id': self.config['system_id'],
+            'name': self.config['name'],
+            'iqn': 'iqn.2026-11.io.cinder-flash:array.%s' %
+                   self.config['system_id'],
+            'portals': [host],
+            'fc_wwns': ['50:02:4f:40:%s:%s:01:%02x' % (
+                self.config['system_id'][0:2],
+                self.config['system_id'][2:4], n) for n in (0, 1)],
+            'total_kib': self.config['capacity_gib'] * k2model.KIB_PER_GIB,
+        }
+        self.k2 = k2model.K2Model(self.store, system)
+        users = dict(self.config['users'])
+        cert = key = None
+        if not args.no_tls:
+            cert, key = tlsutil.ensure_certificate(self.data_dir,
+                                                   hosts=(host, 'localhost'))
+        self.cert = cert
+        self.k2_server = httpd.JSONServer(k2api.K2API(self.k2, users),
+                                          host, args.k2_port, cert, key)
+        self._stopped = threading.Event()
+
+    def endpoints(self):
+        user = self.args.user if (self.args.user and self.args.password) \
+            else 'admin'
+        return {
+            'k2': self.k2_server.url,
+            'user': user,
+            'password': self.config['users'][user],
+            'ca_cert': self.cert,
+            'data_dir': self.data_dir,
+            'pid': os.getpid(),
+        }
+
+    def start(self):
+        self.k2_server.start()
+
+    def stop(self):
+        if self._stopped.is_set():
+            return
+        self._stopped.set()
+        self.k2_server.stop()
+        self.store.close()
+
+    def serve_until_signalled(self):
+        done = threading.Event()
+
+        def _signal(signum, frame):
+            done.set()
+
+        signal.signal(signal.SIGTERM, _signal)
+        signal.signal(signal.SIGINT, _signal)
+        self.start()
+        print(json.dumps(self.endpoints()), flush=True)
+        while not done.wait(1.0):
+            pass
+        self.stop()

@@ -1,0 +1,1 @@
+"""Tempest plugin of cinder-flash."""

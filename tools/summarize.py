@@ -1,0 +1,66 @@
+"""Count test results from the subunit streams and check files of a run.
+
+Prints one line per suite and ends with ``N passed, N failed, N skipped``.
+Exits non-zero when anything failed or a suite produced no result.
+"""
+
+import collections
+import os
+import sys
+
+import subunit
+import testtools
+
+
+def count(path):
+    totals = collections.Counter()
+
+    class Collector(testtools.StreamResult):
+
+        def status(self, test_id=None, test_status=None, **kwargs):
+            if test_status in ('success', 'xfail'):
+                totals['passed'] += 1
+            elif test_status in ('fail', 'uxsuccess'):
+                totals['failed'] += 1
+            elif test_status == 'skip':
+                totals['skipped'] += 1
+
+    with open(path, 'rb') as stream:
+        case = subunit.ByteStreamToStreamResult(stream,
+                                                non_subunit_name='stdout')
+        result = Collector()
+        result.startTestRun()
+        case.run(result)
+        result.stopTestRun()
+    return totals
+
+
+def main(results_dir):
+    grand = collections.Counter()
+    ok = True
+    for name in sorted(os.listdir(results_dir)):
+        path = os.path.join(results_dir, name)
+        suite, ext = os.path.splitext(name)
+        if ext == '.subunit':
+            totals = count(path)
+            if not sum(totals.values()):
+                print('%s: no test ran' % suite)
+                ok = False
+        elif ext == '.check':
+            with open(path) as f:
+                passed = f.read().strip() == 'pass'
+            totals = collections.Counter(
+                {'passed' if passed else 'failed': 1})
+        else:
+            continue
+        print('%-12s %d passed, %d failed, %d skipped' % (
+            suite + ':', totals['passed'], totals['failed'],
+            totals['skipped']))
+        grand.update(totals)
+    print('%d passed, %d failed, %d skipped' % (
+        grand['passed'], grand['failed'], grand['skipped']))
+    return 0 if ok and not grand['failed'] and grand['passed'] else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv[1]))
