@@ -1,6 +1,7 @@
 """K2 objects of the reference array, kept in the metadata store."""
 
 from reference_array import k2api
+from reference_array import k2objects
 
 KIB_PER_GIB = 1024 * 1024
 
@@ -28,13 +29,16 @@ FIELDS = {
 
 class K2Model(object):
 
-    def __init__(self, store, system):
+    def __init__(self, store, engine, system):
         """Seed the system objects of one array.
 
         ``system`` has system_id, name, iqn, portals, fc_wwns, total_kib.
         """
         self.store = store
+        self.engine = engine
         self.system = system
+        self.objects = k2objects.K2Objects(store, engine,
+                                           system['total_kib'])
         self._seed()
 
     def _seed(self):
@@ -58,7 +62,8 @@ class K2Model(object):
                 'num_snapshots': 20, 'weeks': 0, 'days': 0, 'hours': 0})
 
     def fields(self, resource):
-        return FIELDS.get(resource, ('id', 'name'))
+        return FIELDS.get(resource) or k2objects.FIELDS.get(
+            resource, ('id', 'name'))
 
     def _state(self):
         return {
@@ -74,35 +79,67 @@ class K2Model(object):
 
     def _capacity(self):
         total = self.system['total_kib']
+        used = self.engine.totals()
+        physical = -(-used['physical'] // 1024)
+        provisioned = sum(v['size'] for v in self.store.all('volumes'))
         return {
-            'id': 1, 'state': 'OK', 'total': total, 'free': total,
-            'allocated': 0, 'allocated_volumes': 0,
-            'allocated_snapshots_and_views': 0, 'provisioned': 0,
-            'provisioned_volumes': 0, 'provisioned_snapshots': 0,
-            'provisioned_views': 0, 'logical': 0, 'physical': 0,
+            'id': 1, 'state': 'OK', 'total': total,
+            'free': max(total - physical, 0),
+            'allocated': physical, 'allocated_volumes': physical,
+            'allocated_snapshots_and_views': 0,
+            'provisioned': provisioned, 'provisioned_volumes': provisioned,
+            'provisioned_snapshots': 0, 'provisioned_views': 0,
+            'logical': used['logical'] // 1024, 'physical': physical,
             'reserved': 0, 'is_reclamation_in_progress': False,
         }
+
+    def _present(self, resource, obj):
+        """The object as clients see it: derived fields, no internals."""
+        out = k2objects.public(obj)
+        if resource == 'volumes':
+            out['logical_capacity'] = self.engine.layer_written(
+                obj['_layer']) // 1024
+        elif resource == 'volume_groups':
+            ref = '/volume_groups/%d' % obj['id']
+            members = [v for v in self.store.all('volumes')
+                       if v['volume_group']['ref'] == ref]
+            out['volumes_count'] = len(members)
+            out['volumes_provisioned_capacity'] = sum(
+                v['size'] for v in members)
+            out['logical_capacity'] = sum(
+                self.engine.layer_written(v['_layer'])
+                for v in members) // 1024
+            out['snapshots_count'] = sum(
+                1 for s in self.store.all('snapshots')
+                if s['volume_group']['ref'] == ref)
+        return out
 
     def list(self, resource):
         if resource == 'system/state':
             return [self._state()]
         if resource == 'system/capacity':
             return [self._capacity()]
-        return self.store.all(resource)
+        return [self._present(resource, o) for o in self.store.all(resource)]
 
     def get(self, resource, obj_id):
-        for obj in (self.list(resource) if resource.startswith('system/s')
-                    or resource == 'system/capacity' else
-                    [self.store.get(resource, obj_id)]):
-            if obj is not None and obj.get('id') == obj_id:
-                return obj
-        raise k2api.error(404, '%s %d does not exist' % (resource, obj_id))
+        if resource in ('system/state', 'system/capacity'):
+            objs = self.list(resource)
+            obj = objs[0] if objs[0]['id'] == obj_id else None
+        else:
+            obj = self.store.get(resource, obj_id)
+            obj = obj and self._present(resource, obj)
+        if obj is None:
+            raise k2api.error(404, '%s %d does not exist' % (resource,
+                                                             obj_id))
+        return obj
 
     def create(self, resource, body):
-        raise k2api.error(405, 'creating %s is not supported' % resource)
+        obj = self.objects.create(resource, body)
+        return self._present(resource, obj)
 
     def update(self, resource, obj_id, body):
-        raise k2api.error(405, 'changing %s is not supported' % resource)
+        obj = self.objects.update(resource, obj_id, body)
+        return self._present(resource, obj)
 
     def delete(self, resource, obj_id):
-        raise k2api.error(405, 'deleting %s is not supported' % resource)
+        self.objects.delete(resource, obj_id)

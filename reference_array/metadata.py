@@ -42,11 +42,18 @@ class MetadataStore(object):
             self._db.close()
 
     @contextlib.contextmanager
-    def transaction(self):
-        """All changes inside commit together, or none on an exception."""
+    def transaction(self, durable=True):
+        """All changes inside commit together, or none on an exception.
+
+        A durable transaction is on disk when it returns. Others (the
+        data path) survive a crash of the array process once committed,
+        and reach the disk at the next durable commit or ``sync``.
+        """
         with self.lock:
             outer = self._depth == 0
             if outer:
+                self._db.execute('PRAGMA synchronous=%s' % (
+                    'FULL' if durable else 'NORMAL'))
                 self._db.execute('BEGIN IMMEDIATE')
             self._depth += 1
             try:
@@ -59,6 +66,15 @@ class MetadataStore(object):
             self._depth -= 1
             if outer:
                 self._db.execute('COMMIT')
+
+    def sync(self):
+        """Force everything committed so far to stable storage."""
+        with self.lock:
+            self._db.execute('PRAGMA synchronous=FULL')
+            self._db.execute('BEGIN IMMEDIATE')
+            self._db.execute('INSERT OR REPLACE INTO counters VALUES '
+                             '(\'_sync\', 0)')
+            self._db.execute('COMMIT')
 
     def next_id(self, kind):
         with self.transaction():

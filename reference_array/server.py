@@ -8,6 +8,7 @@ import signal
 import threading
 import uuid
 
+from reference_array import engine as engine_mod
 from reference_array import httpd
 from reference_array import k2api
 from reference_array import k2model
@@ -54,7 +55,8 @@ class Array(object):
         os.makedirs(self.data_dir, mode=0o700, exist_ok=True)
         self.config = _load_or_create_config(self.data_dir, args)
         self.store = metadata.MetadataStore(
-            os.path.join(self.data_dir, 'metadata.db'))
+            os.path.join(self.data_dir, 'array.db'))
+        self.engine = engine_mod.Engine(self.store)
         host = args.listen
         system = {
             'system_id': self.config['system_id'],
@@ -67,7 +69,7 @@ class Array(object):
                 self.config['system_id'][2:4], n) for n in (0, 1)],
             'total_kib': self.config['capacity_gib'] * k2model.KIB_PER_GIB,
         }
-        self.k2 = k2model.K2Model(self.store, system)
+        self.k2 = k2model.K2Model(self.store, self.engine, system)
         users = dict(self.config['users'])
         cert = key = None
         if not args.no_tls:

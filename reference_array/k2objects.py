@@ -1,0 +1,455 @@
+"""Writable K2 objects: volume groups, volumes, snapshots, hosts, mappings.
+
+Each create/update/delete validates everything first and changes state
+inside one metadata transaction, so a refused call leaves nothing behind.
+Internal fields (the engine layer of a volume) start with ``_`` and are
+never sent to clients.
+"""
+
+import re
+import time
+
+from reference_array import k2api
+
+NAME_RE = re.compile(r'^[0-9A-Za-z_.:-]+$')
+NAME_LIMITS = {'volume_groups': 42, 'volumes': 42, 'hosts': 32,
+               'snapshots': 42}
+HOST_TYPES = ('Linux', 'Windows', 'ESX', 'AIX', 'Solaris', 'HPUX', 'Other')
+IQN_RE = re.compile(r'^(iqn\.\d{4}-\d{2}\.[^\s]+|eui\.[0-9A-Fa-f]{16})$')
+WWN_RE = re.compile(r'^([0-9a-fA-F]{2}:){7}[0-9a-fA-F]{2}$')
+MAX_LUN = 16383
+
+WRITABLE = {
+    'volume_groups': {'create': ('name', 'quota', 'is_dedup', 'description'),
+                      'update': ('name', 'quota', 'description',
+                                 'last_restored_from')},
+    'volumes': {'create': ('name', 'size', 'volume_group', 'description',
+                           'read_only'),
+                'update': ('name', 'size', 'volume_group', 'description',
+                           'read_only')},
+    'snapshots': {'create': ('short_name', 'source', 'retention_policy',
+                             'is_auto_deleteable', 'is_exposable',
+                             'description'),
+                  'update': ('short_name', 'is_exposable',
+                             'retention_policy', 'description')},
+    'hosts': {'create': ('name', 'type', 'description'),
+              'update': ('name', 'type', 'description')},
+    'host_iqns': {'create': ('iqn', 'host'), 'update': ()},
+    'host_fc_ports': {'create': ('pwwn', 'host'), 'update': ()},
+    'mappings': {'create': ('volume', 'host', 'lun'), 'update': ()},
+}
+
+FIELDS = {
+    'volume_groups': ('id', 'name', 'quota', 'is_dedup', 'description',
+                      'volumes_count', 'snapshots_count', 'logical_capacity',
+                      'volumes_provisioned_capacity', 'replication_session',
+                      'last_restored_from', 'capacity_state'),
+    'volumes': ('id', 'name', 'size', 'volume_group', 'is_dedup',
+                'description', 'read_only', 'logical_capacity', 'scsi_sn',
+                'scsi_suffix', 'avg_compressed_ratio', 'no_dedup'),
+    'snapshots': ('id', 'short_name', 'name', 'source', 'volume_group',
+                  'retention_policy', 'is_auto_deleteable', 'is_exposable',
+                  'is_deleted', 'generation_number', 'creation_time',
+                  'description', 'wwn'),
+    'volsnaps': ('id', 'name', 'snapshot', 'source', 'scsi_sn'),
+    'hosts': ('id', 'name', 'type', 'host_group', 'description'),
+    'host_iqns': ('id', 'iqn', 'host'),
+    'host_fc_ports': ('id', 'pwwn', 'host'),
+    'mappings': ('id', 'volume', 'host', 'lun', 'unique_target'),
+}
+
+
+def bad(message):
+    return k2api.error(400, message)
+
+
+def public(obj):
+    return {k: v for k, v in obj.items() if not k.startswith('_')}
+
+
+def _bool(body, field, default=None):
+    value = body.get(field, default)
+    if isinstance(value, str) and value.lower() in ('true', 'false'):
+        return value.lower() == 'true'
+    if not isinstance(value, bool):
+        raise bad('%s must be a boolean, not %r' % (field, value))
+    return value
+
+
+def _int(body, field, minimum=None, maximum=None):
+    value = body.get(field)
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise bad('%s must be an integer, not %r' % (field, value))
+    if minimum is not None and value < minimum:
+        raise bad('%s=%d is below the minimum %d' % (field, value, minimum))
+    if maximum is not None and value > maximum:
+        raise bad('%s=%d is above the maximum %d' % (field, value, maximum))
+    return value
+
+
+def _name(resource, body, field='name'):
+    value = body.get(field)
+    limit = NAME_LIMITS[resource]
+    if not isinstance(value, str) or not value:
+        raise bad('%s must be a non-empty string, not %r' % (field, value))
+    if len(value) > limit:
+        raise bad('%s %r is longer than %d characters' % (field, value,
+                                                          limit))
+    if not NAME_RE.match(value):
+        raise bad('%s %r has characters outside [0-9A-Za-z_.:-]' % (
+            field, value))
+    return value
+
+
+class K2Objects(object):
+    """Writes to the K2 object model, on the metadata store and engine."""
+
+    def __init__(self, store, engine, max_volume_kib):
+        self.store = store
+        self.engine = engine
+        self.max_volume_kib = max_volume_kib
+
+    # -- helpers -------------------------------------------------------------
+    def _check_fields(self, resource, body, action):
+        allowed = WRITABLE[resource][action]
+        unknown = sorted(set(body) - set(allowed))
+        if unknown:
+            raise bad('unknown or read-only field(s) for %s %s: %s' % (
+                action, resource, ', '.join(unknown)))
+
+    def _deref(self, body, field, resources):
+        value = body.get(field)
+        if not isinstance(value, dict) or not isinstance(
+                value.get('ref'), str):
+            raise bad('%s must be a reference {"ref": "/<resource>/<id>"}, '
+                      'not %r' % (field, value))
+        match = re.match(r'^/(.+)/(\d+)$', value['ref'])
+        if not match or match.group(1) not in resources:
+            raise bad('%s must refer to %s, not %s' % (
+                field, ' or '.join(resources), value['ref']))
+        obj = self.store.get(match.group(1), int(match.group(2)))
+        if obj is None:
+            raise bad('%s %s does not exist' % (field, value['ref']))
+        return match.group(1), obj
+
+    def _unique(self, resource, field, value, skip_id=None):
+        for obj in self.store.all(resource):
+            if obj.get(field) == value and obj['id'] != skip_id:
+                raise bad('%s %s=%r already exists (id %d)' % (
+                    resource, field, value, obj['id']))
+
+    def _children(self, resource, field, ref):
+        return [o for o in self.store.all(resource)
+                if isinstance(o.get(field), dict)
+                and o[field].get('ref') == ref]
+
+    def _existing(self, resource, obj_id):
+        obj = self.store.get(resource, obj_id)
+        if obj is None:
+            raise k2api.error(404, '%s %d does not exist' % (resource,
+                                                             obj_id))
+        return obj
+
+    def _new(self, resource, obj):
+        obj['id'] = self.store.next_id(resource)
+        self.store.put(resource, obj['id'], obj)
+        return obj
+
+    # -- dispatch ------------------------------------------------------------
+    def create(self, resource, body):
+        if resource not in WRITABLE:
+            raise k2api.error(405, 'creating %s is not supported' % resource)
+        self._check_fields(resource, body, 'create')
+        with self.store.transaction():
+            return getattr(self, '_create_' + resource)(body)
+
+    def update(self, resource, obj_id, body):
+        if resource not in WRITABLE or not WRITABLE[resource]['update']:
+            raise k2api.error(405, 'changing %s is not supported' % resource)
+        self._check_fields(resource, body, 'update')
+        with self.store.transaction():
+            obj = self._existing(resource, obj_id)
+            return getattr(self, '_update_' + resource)(obj, body)
+
+    def delete(self, resource, obj_id):
+        if resource not in WRITABLE:
+            raise k2api.error(405, 'deleting %s is not supported' % resource)
+        with self.store.transaction():
+            obj = self._existing(resource, obj_id)
+            handler = getattr(self, '_delete_' + resource, None)
+            if handler is not None:
+                handler(obj)
+            self.store.delete(resource, obj_id)
+
+    # -- volume groups -------------------------------------------------------
+    def _create_volume_groups(self, body):
+        name = _name('volume_groups', body)
+        self._unique('volume_groups', 'name', name)
+        if 'quota' not in body:
+            raise bad('quota is mandatory (0 means unlimited)')
+        quota = _int(body, 'quota', minimum=0)
+        return self._new('volume_groups', {
+            'name': name, 'quota': quota,
+            'is_dedup': _bool(body, 'is_dedup', True),
+            'description': body.get('description', ''),
+            'replication_session': None, 'last_restored_from': None,
+            'capacity_state': 'ok'})
+
+    def _update_volume_groups(self, vg, body):
+        if 'name' in body:
+            vg['name'] = _name('volume_groups', body)
+            self._unique('volume_groups', 'name', vg['name'], vg['id'])
+        if 'quota' in body:
+            vg['quota'] = _int(body, 'quota', minimum=0)
+        if 'description' in body:
+            vg['description'] = str(body['description'])
+        if 'last_restored_from' in body:
+            self._restore_group(vg, body)
+        self.store.put('volume_groups', vg['id'], vg)
+        return vg
+
+    def _restore_group(self, vg, body):
+        _res, snap = self._deref(body, 'last_restored_from', ('snapshots',))
+        vg_ref = '/volume_groups/%d' % vg['id']
+        if snap['volume_group']['ref'] != vg_ref:
+            raise bad('snapshot %d is not a snapshot of volume group %d' % (
+                snap['id'], vg['id']))
+        volsnaps = self._children('volsnaps', 'snapshot',
+                                  '/snapshots/%d' % snap['id'])
+        by_volume = {vs['source']['ref']: vs for vs in volsnaps}
+        for vol in self._children('volumes', 'volume_group', vg_ref):
+            vs = by_volume.get('/volumes/%d' % vol['id'])
+            if vs is None:
+                continue
+            old = vol['_layer']
+            vol['_layer'] = self.engine.new_layer(parent=vs['_layer'],
+                                                  dedup=vg['is_dedup'])
+            self.engine.release(old)
+            self.store.put('volumes', vol['id'], vol)
+        vg['last_restored_from'] = {'ref': '/snapshots/%d' % snap['id']}
+
+    def _delete_volume_groups(self, vg):
+        ref = '/volume_groups/%d' % vg['id']
+        if self._children('volumes', 'volume_group', ref):
+            raise bad('volume group %s still has volumes' % vg['name'])
+        if self._children('snapshots', 'volume_group', ref):
+            raise bad('volume group %s still has snapshots' % vg['name'])
+
+    # -- volumes -------------------------------------------------------------
+    def _size(self, body):
+        return _int(body, 'size', minimum=1, maximum=self.max_volume_kib)
+
+    def _create_volumes(self, body):
+        name = _name('volumes', body)
+        self._unique('volumes', 'name', name)
+        size = self._size(body)
+        _res, vg = self._deref(body, 'volume_group', ('volume_groups',))
+        layer = self.engine.new_layer(dedup=vg['is_dedup'])
+        vol = self._new('volumes', {
+            'name': name, 'size': size,
+            'volume_group': {'ref': '/volume_groups/%d' % vg['id']},
+            'is_dedup': vg['is_dedup'], 'no_dedup': not vg['is_dedup'],
+            'description': body.get('description', ''),
+            'read_only': _bool(body, 'read_only', False),
+            '_layer': layer})
+        vol['scsi_sn'] = 'REFA%012X' % vol['id']
+        vol['scsi_suffix'] = vol['id']
+        self.store.put('volumes', vol['id'], vol)
+        return vol
+
+    def _update_volumes(self, vol, body):
+        if 'size' in body:
+            size = self._size(body)
+            if size < vol['size']:
+                raise bad('size %d KiB is smaller than the current %d KiB; '
+                          'volumes cannot shrink' % (size, vol['size']))
+            vol['size'] = size
+        if 'name' in body:
+            vol['name'] = _name('volumes', body)
+            self._unique('volumes', 'name', vol['name'], vol['id'])
+        if 'volume_group' in body:
+            _res, vg = self._deref(body, 'volume_group', ('volume_groups',))
+            if vg['is_dedup'] != vol['is_dedup']:
+                raise bad('volume %s cannot move between dedup and no-dedup '
+                          'volume groups' % vol['name'])
+            vol['volume_group'] = {'ref': '/volume_groups/%d' % vg['id']}
+        if 'read_only' in body:
+            vol['read_only'] = _bool(body, 'read_only')
+        if 'description' in body:
+            vol['description'] = str(body['description'])
+        self.store.put('volumes', vol['id'], vol)
+        return vol
+
+    def _delete_volumes(self, vol):
+        ref = '/volumes/%d' % vol['id']
+        if self._children('mappings', 'volume', ref):
+            raise bad('volume %s is mapped; unmap it first' % vol['name'])
+        self.engine.release(vol['_layer'])
+
+    # -- snapshots -----------------------------------------------------------
+    def _create_snapshots(self, body):
+        short = _name('snapshots', body, 'short_name')
+        res, source = self._deref(body, 'source', ('volume_groups',
+                                                   'snapshots'))
+        if 'retention_policy' in body:
+            self._deref(body, 'retention_policy', ('retention_policies',))
+        if res == 'volume_groups':
+            vg, parent_snap = source, None
+        else:
+            parent_snap = source
+            vg = self.store.get('volume_groups', int(
+                source['volume_group']['ref'].rsplit('/', 1)[1]))
+        full = '%s:%s' % (vg['name'], short)
+        self._unique('snapshots', 'name', full)
+        snap = self._new('snapshots', {
+            'short_name': short, 'name': full,
+            'source': {'ref': '/%s/%d' % (res, source['id'])},
+            'volume_group': {'ref': '/volume_groups/%d' % vg['id']},
+            'retention_policy': body.get('retention_policy'),
+            'is_auto_deleteable': _bool(body, 'is_auto_deleteable', False),
+            'is_exposable': _bool(body, 'is_exposable',
+                                  parent_snap is not None),
+            'is_deleted': False,
+            'description': body.get('description', ''),
+            'generation_number': self.store.next_id('generation'),
+            'creation_time': int(time.time())})
+        snap['wwn'] = '6%031x' % (0x5000 << 64 | snap['id'])
+        self.store.put('snapshots', snap['id'], snap)
+        snap_ref = {'ref': '/snapshots/%d' % snap['id']}
+        if parent_snap is None:
+            members = self._children('volumes', 'volume_group',
+                                     '/volume_groups/%d' % vg['id'])
+            for vol in members:
+                frozen = vol['_layer']
+                vol['_layer'] = self.engine.freeze(frozen)
+                self.store.put('volumes', vol['id'], vol)
+                self._new_volsnap(snap, snap_ref, vol['name'],
+                                  {'ref': '/volumes/%d' % vol['id']},
+                                  frozen)
+        else:
+            for vs in self._children('volsnaps', 'snapshot',
+                                     '/snapshots/%d' % parent_snap['id']):
+                layer = self.engine.new_layer(parent=vs['_layer'],
+                                              dedup=vg['is_dedup'])
+                self._new_volsnap(snap, snap_ref,
+                                  vs['name'].rsplit(':', 1)[1],
+                                  vs['source'], layer)
+        return snap
+
+    def _new_volsnap(self, snap, snap_ref, volume_name, source, layer):
+        vs = self._new('volsnaps', {
+            'name': '%s:%s' % (snap['name'], volume_name),
+            'snapshot': snap_ref, 'source': source, '_layer': layer})
+        vs['scsi_sn'] = 'REFS%012X' % vs['id']
+        self.store.put('volsnaps', vs['id'], vs)
+
+    def _update_snapshots(self, snap, body):
+        if 'short_name' in body:
+            short = _name('snapshots', body, 'short_name')
+            vg_name = snap['name'].rsplit(':', 1)[0]
+            snap['short_name'] = short
+            snap['name'] = '%s:%s' % (vg_name, short)
+            self._unique('snapshots', 'name', snap['name'], snap['id'])
+        if 'is_exposable' in body:
+            snap['is_exposable'] = _bool(body, 'is_exposable')
+        if 'description' in body:
+            snap['description'] = str(body['description'])
+        self.store.put('snapshots', snap['id'], snap)
+        return snap
+
+    def _delete_snapshots(self, snap):
+        ref = '/snapshots/%d' % snap['id']
+        volsnaps = self._children('volsnaps', 'snapshot', ref)
+        for vs in volsnaps:
+            if self._children('mappings', 'volume',
+                              '/volsnaps/%d' % vs['id']):
+                raise bad('snapshot %s is mapped; unmap it first' %
+                          snap['name'])
+        if self._children('snapshots', 'source', ref):
+            raise bad('snapshot %s has views; delete them first' %
+                      snap['name'])
+        for vs in volsnaps:
+            self.engine.release(vs['_layer'])
+            self.store.delete('volsnaps', vs['id'])
+
+    # -- hosts ---------------------------------------------------------------
+    def _create_hosts(self, body):
+        name = _name('hosts', body)
+        self._unique('hosts', 'name', name)
+        host_type = body.get('type', 'Linux')
+        if host_type not in HOST_TYPES:
+            raise bad('type %r is not one of %s' % (host_type,
+                                                    ', '.join(HOST_TYPES)))
+        return self._new('hosts', {'name': name, 'type': host_type,
+                                   'host_group': None,
+                                   'description': body.get('description',
+                                                           '')})
+
+    def _update_hosts(self, host, body):
+        if 'name' in body:
+            host['name'] = _name('hosts', body)
+            self._unique('hosts', 'name', host['name'], host['id'])
+        if 'type' in body:
+            if body['type'] not in HOST_TYPES:
+                raise bad('type %r is not one of %s' % (
+                    body['type'], ', '.join(HOST_TYPES)))
+            host['type'] = body['type']
+        if 'description' in body:
+            host['description'] = str(body['description'])
+        self.store.put('hosts', host['id'], host)
+        return host
+
+    def _delete_hosts(self, host):
+        ref = '/hosts/%d' % host['id']
+        if self._children('mappings', 'host', ref):
+            raise bad('host %s still has mappings' % host['name'])
+        for kind in ('host_iqns', 'host_fc_ports'):
+            for port in self._children(kind, 'host', ref):
+                self.store.delete(kind, port['id'])
+
+    def _create_host_iqns(self, body):
+        iqn = body.get('iqn')
+        if not isinstance(iqn, str) or not IQN_RE.match(iqn):
+            raise bad('iqn %r is not an iSCSI qualified name' % (iqn,))
+        self._unique('host_iqns', 'iqn', iqn)
+        _res, host = self._deref(body, 'host', ('hosts',))
+        return self._new('host_iqns', {
+            'iqn': iqn, 'host': {'ref': '/hosts/%d' % host['id']}})
+
+    def _create_host_fc_ports(self, body):
+        pwwn = body.get('pwwn')
+        if not isinstance(pwwn, str) or not WWN_RE.match(pwwn):
+            raise bad('pwwn %r is not a WWN like 10:00:00:00:c9:00:00:01' %
+                      (pwwn,))
+        pwwn = pwwn.lower()
+        self._unique('host_fc_ports', 'pwwn', pwwn)
+        _res, host = self._deref(body, 'host', ('hosts',))
+        return self._new('host_fc_ports', {
+            'pwwn': pwwn, 'host': {'ref': '/hosts/%d' % host['id']}})
+
+    # -- mappings ------------------------------------------------------------
+    def _create_mappings(self, body):
+        res, target = self._deref(body, 'volume', ('volumes', 'volsnaps'))
+        _hres, host = self._deref(body, 'host', ('hosts',))
+        target_ref = '/%s/%d' % (res, target['id'])
+        host_ref = '/hosts/%d' % host['id']
+        used = {m['lun'] for m in self._children('mappings', 'host',
+                                                 host_ref)}
+        for m in self._children('mappings', 'host', host_ref):
+            if m['volume']['ref'] == target_ref:
+                raise bad('%s is already mapped to host %s (LUN %d)' % (
+                    target_ref, host['name'], m['lun']))
+        if 'lun' in body:
+            lun = _int(body, 'lun', minimum=1, maximum=MAX_LUN)
+            if lun in used:
+                raise bad('LUN %d is already used on host %s' % (
+                    lun, host['name']))
+        else:
+            lun = next(n for n in range(1, MAX_LUN + 2) if n not in used)
+            if lun > MAX_LUN:
+                raise bad('host %s has no free LUN' % host['name'])
+        return self._new('mappings', {
+            'volume': {'ref': target_ref}, 'host': {'ref': host_ref},
+            'lun': lun, 'unique_target': False})
