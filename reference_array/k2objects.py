@@ -152,6 +152,17 @@ class K2Objects(object):
                                                              obj_id))
         return obj
 
+    def _rename(self, resource, obj, body):
+        if 'name' in body:
+            obj['name'] = _name(resource, body)
+            self._unique(resource, 'name', obj['name'], obj['id'])
+
+    def _save(self, resource, obj, body):
+        if 'description' in body:
+            obj['description'] = str(body['description'])
+        self.store.put(resource, obj['id'], obj)
+        return obj
+
     def _new(self, resource, obj):
         obj['id'] = self.store.next_id(resource)
         self.store.put(resource, obj['id'], obj)
@@ -198,17 +209,12 @@ class K2Objects(object):
             'capacity_state': 'ok'})
 
     def _update_volume_groups(self, vg, body):
-        if 'name' in body:
-            vg['name'] = _name('volume_groups', body)
-            self._unique('volume_groups', 'name', vg['name'], vg['id'])
+        self._rename('volume_groups', vg, body)
         if 'quota' in body:
             vg['quota'] = _int(body, 'quota', minimum=0)
-        if 'description' in body:
-            vg['description'] = str(body['description'])
         if 'last_restored_from' in body:
             self._restore_group(vg, body)
-        self.store.put('volume_groups', vg['id'], vg)
-        return vg
+        return self._save('volume_groups', vg, body)
 
     def _restore_group(self, vg, body):
         _res, snap = self._deref(body, 'last_restored_from', ('snapshots',))
@@ -266,9 +272,7 @@ class K2Objects(object):
                 raise bad('size %d KiB is smaller than the current %d KiB; '
                           'volumes cannot shrink' % (size, vol['size']))
             vol['size'] = size
-        if 'name' in body:
-            vol['name'] = _name('volumes', body)
-            self._unique('volumes', 'name', vol['name'], vol['id'])
+        self._rename('volumes', vol, body)
         if 'volume_group' in body:
             _res, vg = self._deref(body, 'volume_group', ('volume_groups',))
             if vg['is_dedup'] != vol['is_dedup']:
@@ -277,10 +281,7 @@ class K2Objects(object):
             vol['volume_group'] = {'ref': '/volume_groups/%d' % vg['id']}
         if 'read_only' in body:
             vol['read_only'] = _bool(body, 'read_only')
-        if 'description' in body:
-            vol['description'] = str(body['description'])
-        self.store.put('volumes', vol['id'], vol)
-        return vol
+        return self._save('volumes', vol, body)
 
     def _delete_volumes(self, vol):
         ref = '/volumes/%d' % vol['id']
@@ -354,10 +355,7 @@ class K2Objects(object):
             self._unique('snapshots', 'name', snap['name'], snap['id'])
         if 'is_exposable' in body:
             snap['is_exposable'] = _bool(body, 'is_exposable')
-        if 'description' in body:
-            snap['description'] = str(body['description'])
-        self.store.put('snapshots', snap['id'], snap)
-        return snap
+        return self._save('snapshots', snap, body)
 
     def _delete_snapshots(self, snap):
         ref = '/snapshots/%d' % snap['id']
@@ -388,18 +386,13 @@ class K2Objects(object):
                                                            '')})
 
     def _update_hosts(self, host, body):
-        if 'name' in body:
-            host['name'] = _name('hosts', body)
-            self._unique('hosts', 'name', host['name'], host['id'])
+        self._rename('hosts', host, body)
         if 'type' in body:
             if body['type'] not in HOST_TYPES:
                 raise bad('type %r is not one of %s' % (
                     body['type'], ', '.join(HOST_TYPES)))
             host['type'] = body['type']
-        if 'description' in body:
-            host['description'] = str(body['description'])
-        self.store.put('hosts', host['id'], host)
-        return host
+        return self._save('hosts', host, body)
 
     def _delete_hosts(self, host):
         ref = '/hosts/%d' % host['id']
