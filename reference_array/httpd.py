@@ -17,6 +17,9 @@ import urllib.parse
 
 LOG = logging.getLogger(__name__)
 MAX_BODY = 16 * 1024 * 1024
+# A connection that says nothing for this long is closed, so no client
+# can hold a handler thread (or the TLS handshake) forever.
+IDLE_TIMEOUT = 30.0
 
 
 class HTTPError(Exception):
@@ -43,6 +46,22 @@ def _make_handler(api):
         # on a keep-alive connection stall ~40 ms on delayed ACKs.
         wbufsize = 256 * 1024
         disable_nagle_algorithm = True
+        timeout = IDLE_TIMEOUT
+
+        def setup(self):
+            super().setup()
+            # The listening socket does not handshake in accept(): that
+            # would run in the single accept loop, where one silent
+            # client would stall every other client and shutdown.
+            if isinstance(self.connection, ssl.SSLSocket):
+                self.connection.do_handshake()
+
+        def handle(self):
+            try:
+                super().handle()
+            except (ssl.SSLError, OSError) as e:
+                LOG.debug('connection from %s closed: %s',
+                          self.client_address[0], e)
 
         def log_message(self, fmt, *args):
             LOG.debug('%s %s', self.address_string(), fmt % args)
@@ -117,8 +136,9 @@ class JSONServer(object):
         if certfile:
             ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
             ctx.load_cert_chain(certfile, keyfile)
-            self.httpd.socket = ctx.wrap_socket(self.httpd.socket,
-                                                server_side=True)
+            self.httpd.socket = ctx.wrap_socket(
+                self.httpd.socket, server_side=True,
+                do_handshake_on_connect=False)
         self.scheme = 'https' if certfile else 'http'
         self.thread = threading.Thread(target=self.httpd.serve_forever,
                                        kwargs={'poll_interval': 0.2},

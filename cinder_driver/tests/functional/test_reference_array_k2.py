@@ -108,6 +108,21 @@ class K2DialectTestCase(testtools.TestCase):
         self.assertIn('malformed JSON', resp.json()['error_msg'])
 
 
+class SilentClientTestCase(testtools.TestCase):
+
+    def test_silent_client_blocks_neither_service_nor_stop(self):
+        array = array_fixture.ReferenceArray()
+        array.setUp()
+        self.addCleanup(array.cleanUp)
+        # Connects and never starts TLS: must not stall other clients.
+        silent = socket.create_connection((array.k2_host, array.k2_port))
+        self.addCleanup(silent.close)
+        client = array.k2_client()
+        client.http.timeout = (5, 5)
+        self.assertEqual('ONLINE', client.system_state()['state'])
+        self.assertEqual(0, array.stop())
+
+
 class LifecycleTestCase(testtools.TestCase):
 
     def test_restart_keeps_identity_and_sigterm_is_clean(self):
