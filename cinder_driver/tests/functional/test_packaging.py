@@ -5,6 +5,7 @@ import re
 import subprocess
 import sys
 
+import fixtures
 import testtools
 
 from cinder_driver.common import opts
@@ -27,6 +28,19 @@ class EntryPointsTestCase(testtools.TestCase):
             for opt in options:
                 self.assertRegex(proc.stdout,
                                  r'(?m)^#%s =' % re.escape(opt.name))
+
+    def test_generator_config_file_writes_the_sample(self):
+        root = os.path.dirname(os.path.dirname(os.path.dirname(
+            os.path.dirname(os.path.abspath(__file__)))))
+        out = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                           'cinder-flash.conf.sample')
+        proc = _run(os.path.join(BIN, 'oslo-config-generator'),
+                    '--config-file', os.path.join(
+                        root, 'tools', 'config-generator',
+                        'cinder-flash.conf'), '--output-file', out)
+        self.assertEqual(0, proc.returncode, proc.stderr)
+        with open(out) as f:
+            self.assertIn('#flash_rest_read_timeout = 60.0', f.read())
 
     def test_tempest_lists_the_plugin(self):
         proc = _run(os.path.join(BIN, 'tempest'), 'list-plugins')
