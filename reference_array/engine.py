@@ -19,6 +19,7 @@ Storage model
 
 import hashlib
 import threading
+import time
 
 import zstandard
 
@@ -65,6 +66,10 @@ class Engine(object):
         self._zero = bytes(chunk_size)
         self._local = threading.local()
         self._level = level
+        # ops, bytes and busy seconds per direction, for stats/system.
+        self.counters = {'read_ops': 0, 'write_ops': 0, 'read_bytes': 0,
+                         'write_bytes': 0, 'read_seconds': 0.0,
+                         'write_seconds': 0.0}
         with self.lock:
             self.db.executescript(SCHEMA)
         with self.store.transaction():
@@ -210,7 +215,15 @@ class Engine(object):
                             (layer, idx, chunk))
 
     # -- data path -----------------------------------------------------------
+    def _count(self, direction, nbytes, started):
+        with self.lock:
+            self.counters[direction + '_ops'] += 1
+            self.counters[direction + '_bytes'] += nbytes
+            self.counters[direction + '_seconds'] += (time.monotonic()
+                                                      - started)
+
     def read(self, layer, offset, length):
+        started = time.monotonic()
         out = bytearray()
         with self.lock:
             chain = self._chain(layer)
@@ -225,10 +238,12 @@ class Engine(object):
                 else:
                     out += data[inner:inner + take]
                 pos += take
+        self._count('read', length, started)
         return bytes(out)
 
     def write(self, layer, offset, data):
         """Write ``data`` at ``offset``; all-zero chunks are unmapped."""
+        started = time.monotonic()
         view = memoryview(data)
         with self.store.transaction(durable=False):
             chain = self._chain(layer)
@@ -252,6 +267,7 @@ class Engine(object):
                     chunk = self._store_chunk(block, dedup)
                 self._set_entry(layer, chain, idx, chunk)
                 pos += take
+        self._count('write', len(data), started)
 
     def unmap(self, layer, offset, length):
         """Discard a range: it reads as zeros and frees its space."""

@@ -13,6 +13,7 @@ import logging
 import socketserver
 import ssl
 import threading
+import time
 import urllib.parse
 
 LOG = logging.getLogger(__name__)
@@ -36,7 +37,7 @@ class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     request_queue_size = 128
 
 
-def _make_handler(api):
+def _make_handler(api, server):
 
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = 'HTTP/1.1'
@@ -108,6 +109,7 @@ def _make_handler(api):
                     401, 'authentication required'),
                     headers=[('WWW-Authenticate',
                               'Basic realm="reference-array"')])
+            started = time.monotonic()
             try:
                 body = api.parse_body(raw)
                 status, payload = api.route(self.command,
@@ -121,6 +123,8 @@ def _make_handler(api):
                 status, payload = 500, api.error_payload(
                     500, 'internal error')
             self._send(status, payload)
+            server.record(self.command, self.path, status,
+                          time.monotonic() - started)
 
         do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _handle
 
@@ -130,9 +134,13 @@ def _make_handler(api):
 class JSONServer(object):
     """Serve ``api`` on host:port in a background thread."""
 
-    def __init__(self, api, host, port, certfile=None, keyfile=None):
+    def __init__(self, api, host, port, certfile=None, keyfile=None,
+                 request_log=None):
         self.api = api
-        self.httpd = _Server((host, port), _make_handler(api))
+        self._log_lock = threading.Lock()
+        self._log = open(request_log, 'a', buffering=1) \
+            if request_log else None
+        self.httpd = _Server((host, port), _make_handler(api, self))
         if certfile:
             ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
             ctx.load_cert_chain(certfile, keyfile)
@@ -143,6 +151,14 @@ class JSONServer(object):
         self.thread = threading.Thread(target=self.httpd.serve_forever,
                                        kwargs={'poll_interval': 0.2},
                                        daemon=True)
+
+    def record(self, method, path, status, elapsed):
+        """One line per request: the round trips clients made."""
+        if self._log is None:
+            return
+        with self._log_lock:
+            self._log.write('%s %s %d %.1f\n' % (
+                method, path, status, elapsed * 1000))
 
     @property
     def address(self):
@@ -161,3 +177,7 @@ class JSONServer(object):
         self.httpd.shutdown()
         self.httpd.server_close()
         self.thread.join(timeout=10)
+        if self._log is not None:
+            with self._log_lock:
+                self._log.close()
+                self._log = None

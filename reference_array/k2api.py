@@ -30,6 +30,9 @@ READ_ONLY = frozenset(('system/state', 'system/capacity', 'system/net_ips',
                        'system/fc_ports', 'system/net_ports',
                        'system/wan_ports', 'volsnaps', 'stats/system',
                        'stats/volumes', 'replication/rpo_history'))
+# Beyond the documented API: volumes may be created with a "source"
+# (a volume or volsnap), as a copy-on-write copy. Clients must discover it.
+CAPABILITIES = {'volume_source': True}
 _ITEM = re.compile(r'^(?P<res>.+?)/(?P<id>\d+)$')
 _OPERATORS = ('__in', '__m_eq', '__contains', '__prefix', '__neq', '__gte',
               '__lte', '__gt', '__lt')
@@ -156,7 +159,8 @@ class K2API(object):
             if method != 'GET':
                 raise error(405, 'method not allowed')
             return 200, {'resources': {
-                name: {'url': '/' + name} for name in RESOURCES}}
+                name: {'url': '/' + name} for name in RESOURCES},
+                'capabilities': dict(CAPABILITIES)}
         if not path.startswith(PREFIX + '/'):
             raise error(404, 'no such path: %s' % path)
         rest = path[len(PREFIX) + 1:].rstrip('/')

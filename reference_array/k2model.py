@@ -1,5 +1,7 @@
 """K2 objects of the reference array, kept in the metadata store."""
 
+import time
+
 from reference_array import k2api
 from reference_array import k2objects
 
@@ -24,7 +26,10 @@ FIELDS = {
     'system/wan_ports': ('id', 'name', 'status'),
     'retention_policies': ('id', 'name', 'num_snapshots', 'weeks', 'days',
                            'hours'),
+    'stats/system': ('id', 'timestamp'),
 }
+STAT_KEYS = ('read_ops', 'write_ops', 'read_bytes', 'write_bytes',
+             'read_seconds', 'write_seconds')
 
 
 class K2Model(object):
@@ -39,6 +44,7 @@ class K2Model(object):
         self.system = system
         self.objects = k2objects.K2Objects(store, engine,
                                            system['total_kib'])
+        self._last_sample = (time.monotonic(), dict(engine.counters))
         self._seed()
 
     def _seed(self):
@@ -93,6 +99,32 @@ class K2Model(object):
             'reserved': 0, 'is_reclamation_in_progress': False,
         }
 
+    def _system_stats(self):
+        """I/O rates since the previous sample (a K2 stats/system point)."""
+        now, counters = time.monotonic(), dict(self.engine.counters)
+        then, before = self._last_sample
+        self._last_sample = (now, counters)
+        span = max(now - then, 1e-3)
+        delta = {k: counters[k] - before[k] for k in STAT_KEYS}
+        ops = delta['read_ops'] + delta['write_ops']
+        busy = delta['read_seconds'] + delta['write_seconds']
+
+        def per_op(seconds, count):
+            return int(seconds * 1e6 / count) if count else 0
+        return {
+            'id': 1, 'timestamp': int(time.time()),
+            'iops_avg': int(ops / span),
+            'read_iops_avg': int(delta['read_ops'] / span),
+            'write_iops_avg': int(delta['write_ops'] / span),
+            'throughput_avg': int((delta['read_bytes'] +
+                                   delta['write_bytes']) / span),
+            'latency_avg': per_op(busy, ops),
+            'read_latency_avg': per_op(delta['read_seconds'],
+                                       delta['read_ops']),
+            'write_latency_avg': per_op(delta['write_seconds'],
+                                        delta['write_ops']),
+        }
+
     def _present(self, resource, obj):
         """The object as clients see it: derived fields, no internals."""
         out = k2objects.public(obj)
@@ -119,6 +151,8 @@ class K2Model(object):
             return [self._state()]
         if resource == 'system/capacity':
             return [self._capacity()]
+        if resource == 'stats/system':
+            return [self._system_stats()]
         return [self._present(resource, o) for o in self.store.all(resource)]
 
     def get(self, resource, obj_id):

@@ -24,7 +24,7 @@ WRITABLE = {
                       'update': ('name', 'quota', 'description',
                                  'last_restored_from')},
     'volumes': {'create': ('name', 'size', 'volume_group', 'description',
-                           'read_only'),
+                           'read_only', 'source'),
                 'update': ('name', 'size', 'volume_group', 'description',
                            'read_only')},
     'snapshots': {'create': ('short_name', 'source', 'retention_policy',
@@ -252,7 +252,10 @@ class K2Objects(object):
         self._unique('volumes', 'name', name)
         size = self._size(body)
         _res, vg = self._deref(body, 'volume_group', ('volume_groups',))
-        layer = self.engine.new_layer(dedup=vg['is_dedup'])
+        if 'source' in body:
+            layer = self._copy_of(body, size, vg['is_dedup'])
+        else:
+            layer = self.engine.new_layer(dedup=vg['is_dedup'])
         vol = self._new('volumes', {
             'name': name, 'size': size,
             'volume_group': {'ref': '/volume_groups/%d' % vg['id']},
@@ -264,6 +267,29 @@ class K2Objects(object):
         vol['scsi_suffix'] = vol['id']
         self.store.put('volumes', vol['id'], vol)
         return vol
+
+    def _copy_of(self, body, size, dedup):
+        """A layer holding a point-in-time copy of a volume or volsnap.
+
+        Copy-on-write: its cost does not depend on the data in the source.
+        A writable source (a volume, or a volsnap of an exposed view) is
+        frozen first so later writes to it do not show in the copy.
+        """
+        res, src = self._deref(body, 'source', ('volumes', 'volsnaps'))
+        if size < src['_size' if res == 'volsnaps' else 'size']:
+            raise bad('size %d KiB is smaller than the source %s' % (
+                size, body['source']['ref']))
+        frozen = src['_layer']
+        writable = res == 'volumes' or self.store.get(
+            'snapshots', int(src['snapshot']['ref'].rsplit('/', 1)[1])
+        ).get('is_exposable')
+        if writable:
+            src['_layer'] = self.engine.freeze(frozen)
+            self.store.put(res, src['id'], src)
+        layer = self.engine.new_layer(parent=frozen, dedup=dedup)
+        if writable:
+            self.engine.release(frozen)
+        return layer
 
     def _update_volumes(self, vol, body):
         if 'size' in body:
@@ -328,7 +354,7 @@ class K2Objects(object):
                 self.store.put('volumes', vol['id'], vol)
                 self._new_volsnap(snap, snap_ref, vol['name'],
                                   {'ref': '/volumes/%d' % vol['id']},
-                                  frozen)
+                                  frozen, vol['size'])
         else:
             for vs in self._children('volsnaps', 'snapshot',
                                      '/snapshots/%d' % parent_snap['id']):
@@ -336,13 +362,14 @@ class K2Objects(object):
                                               dedup=vg['is_dedup'])
                 self._new_volsnap(snap, snap_ref,
                                   vs['name'].rsplit(':', 1)[1],
-                                  vs['source'], layer)
+                                  vs['source'], layer, vs['_size'])
         return snap
 
-    def _new_volsnap(self, snap, snap_ref, volume_name, source, layer):
+    def _new_volsnap(self, snap, snap_ref, volume_name, source, layer, size):
         vs = self._new('volsnaps', {
             'name': '%s:%s' % (snap['name'], volume_name),
-            'snapshot': snap_ref, 'source': source, '_layer': layer})
+            'snapshot': snap_ref, 'source': source, '_layer': layer,
+            '_size': size})
         vs['scsi_sn'] = 'REFS%012X' % vs['id']
         self.store.put('volsnaps', vs['id'], vs)
 

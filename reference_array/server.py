@@ -76,8 +76,9 @@ class Array(object):
             cert, key = tlsutil.ensure_certificate(self.data_dir,
                                                    hosts=(host, 'localhost'))
         self.cert = cert
-        self.k2_server = httpd.JSONServer(k2api.K2API(self.k2, users),
-                                          host, args.k2_port, cert, key)
+        self.k2_server = httpd.JSONServer(
+            k2api.K2API(self.k2, users), host, args.k2_port, cert, key,
+            request_log=os.path.join(self.data_dir, 'k2-requests.log'))
         self._stopped = threading.Event()
 
     def endpoints(self):

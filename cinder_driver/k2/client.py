@@ -63,13 +63,20 @@ class K2Client(object):
             array=self.http.array_name, method=method, path=path,
             status_code=status, reason=reason, status=status)
 
-    def discover(self):
+    def _discovery(self):
         status, payload = self.http.request('GET', '')
-        resources = (payload or {}).get('resources')
-        if not isinstance(resources, dict):
+        if not isinstance((payload or {}).get('resources'), dict):
             raise self._bad('GET', API_PREFIX, status,
                             'no "resources" map in the discovery reply')
-        return resources
+        return payload
+
+    def discover(self):
+        return self._discovery()['resources']
+
+    def discover_capabilities(self):
+        """Optional array features announced in discovery ({} if none)."""
+        capabilities = self._discovery().get('capabilities')
+        return capabilities if isinstance(capabilities, dict) else {}
 
     def search(self, resource, **filters):
         """Objects of ``resource`` matching ``filters``, all pages."""

@@ -96,6 +96,14 @@ class ReferenceArray(fixtures.Fixture):
     def k2_port(self):
         return parse.urlsplit(self.info['k2']).port
 
+    def k2_requests(self):
+        """Requests the array has served so far, as 'METHOD path' lines."""
+        path = os.path.join(self.data_dir, 'k2-requests.log')
+        if not os.path.exists(path):
+            return []
+        with open(path) as f:
+            return [' '.join(line.split()[:2]) for line in f]
+
     def k2_client(self, password=None, verify=None, retries=0):
         from cinder_driver.k2 import client
         return client.K2Client(

@@ -1,0 +1,45 @@
+"""Array object names derived from Cinder objects.
+
+Names are keyed on ``volume.name_id`` (never ``volume.id``): after a
+generic migration Cinder swaps name_id, and the array object must follow.
+The prefixes match Cinder's in-tree K2 driver, so volumes it created can
+be adopted without renaming.
+"""
+
+import hashlib
+import re
+
+VOLUME_PREFIX = 'cv-'
+GROUP_PREFIX = 'cvg-'
+SNAPSHOT_PREFIX = 'cs-'
+_UNSAFE = re.compile(r'[^0-9A-Za-z_-]')
+
+
+def volume_name(volume):
+    return VOLUME_PREFIX + volume.name_id
+
+
+def group_name(volume):
+    return GROUP_PREFIX + volume.name_id
+
+
+def snapshot_name(snapshot):
+    return SNAPSHOT_PREFIX + snapshot.id
+
+
+def fit(name, limit):
+    """``name`` made array-safe and at most ``limit`` characters.
+
+    A shortened name keeps a digest of the full one, so two long names
+    that share a prefix never collapse into the same array object.
+    """
+    safe = _UNSAFE.sub('_', name)
+    if len(safe) <= limit and safe == name:
+        return safe
+    digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+    return '%s-%s' % (safe[:limit - 9], digest)
+
+
+def host_name(connector, limit):
+    return fit(connector.get('host') or connector.get('initiator') or
+               'host', limit)

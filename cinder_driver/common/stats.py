@@ -1,0 +1,39 @@
+"""Assembly of the capacity part of Cinder pool stats."""
+
+import math
+
+KIB_PER_GIB = 1024 * 1024
+
+
+def gib(kib):
+    """KiB to GiB, rounded down to two decimals (never over-reports)."""
+    return math.floor(kib * 100.0 / KIB_PER_GIB) / 100.0
+
+
+def reduction_ratio(logical, physical):
+    """Logical bytes per stored byte; 1.0 when nothing is stored."""
+    if not physical or not logical:
+        return 1.0
+    return round(float(logical) / float(physical), 2)
+
+
+def capacity(total_kib, free_kib, provisioned_kib, configuration,
+             auto_ratio=None):
+    """Pool capacity keys Cinder's scheduler reads.
+
+    ``auto_ratio``: the over-subscription ratio to report instead of the
+    configured one (the array's data-reduction figure), or None.
+    """
+    ratio = configuration.safe_get('max_over_subscription_ratio')
+    if auto_ratio is not None:
+        ratio = max(auto_ratio, 1.0)
+    return {
+        'total_capacity_gb': gib(total_kib),
+        'free_capacity_gb': gib(free_kib),
+        'provisioned_capacity_gb': gib(provisioned_kib),
+        'reserved_percentage': configuration.safe_get(
+            'reserved_percentage') or 0,
+        'max_over_subscription_ratio': ratio,
+        'thin_provisioning_support': True,
+        'thick_provisioning_support': False,
+    }

@@ -1,0 +1,638 @@
+"""Logic of the K2 drivers: what Cinder asks, in as few round trips as the
+K2 REST API v2 allows.
+
+Array layout: one volume group per Cinder volume (the volume group is the
+K2 unit of snapshots, restore and deduplication), named after
+``volume.name_id``. Array ids are kept in ``provider_id`` so most calls
+need no search; a missing or stale provider_id falls back to the names.
+"""
+
+import threading
+import time
+
+from cinder.common import constants
+from cinder import exception
+from cinder.i18n import _
+from oslo_log import log as logging
+from oslo_utils import units
+
+from cinder_driver.common import config as flash_config
+from cinder_driver.common import exception as flash_exception
+from cinder_driver.common import extra_specs
+from cinder_driver.common import naming
+from cinder_driver.common import stats as flash_stats
+from cinder_driver.k2 import client as k2_client
+
+LOG = logging.getLogger(__name__)
+
+KIB_PER_GIB = units.Mi
+HOST_NAME_LIMIT = 32
+MIN_API = (2, 2, 0)
+STATS_TTL = 10.0
+VENDOR = 'cinder-flash'
+
+SPEC_SCOPES = ('k2:',)
+SPECS = (
+    extra_specs.Spec('k2:dedup', bool, default=None,
+                     help='Deduplicate the volume (default: true).'),
+    extra_specs.Spec('kaminario:thin_prov_type', ('dedup', 'nodedup'),
+                     help='Accepted for clouds that used Cinder\'s in-tree '
+                          'K2 driver.'),
+)
+
+
+def _version(text):
+    parts = []
+    for piece in str(text).split('.')[:3]:
+        digits = ''.join(ch for ch in piece if ch.isdigit())
+        parts.append(int(digits) if digits else 0)
+    return tuple(parts)
+
+
+def volume_specs(volume_type):
+    """Validated K2 settings of a volume type (dict or object)."""
+    values = extra_specs.parse(extra_specs.type_specs(volume_type), SPECS,
+                               SPEC_SCOPES)
+    legacy = values['kaminario:thin_prov_type']
+    dedup = values['k2:dedup']
+    if legacy is not None and dedup is not None and \
+            dedup != (legacy == 'dedup'):
+        raise exception.InvalidVolumeType(reason=_(
+            'extra specs contradict each other: k2:dedup=%(dedup)s but '
+            'kaminario:thin_prov_type=%(legacy)s') % {
+                'dedup': dedup, 'legacy': legacy})
+    if dedup is None:
+        dedup = legacy != 'nodedup'
+    return {'dedup': dedup}
+
+
+def _ids(provider_id):
+    """(group_id, object_id) from a provider_id, or None if unusable."""
+    try:
+        first, second = str(provider_id).split('/')
+        return int(first), int(second)
+    except (TypeError, ValueError, AttributeError):
+        return None
+
+
+def _provider_id(first, second):
+    return '%d/%d' % (first, second)
+
+
+class K2Adapter(object):
+
+    def __init__(self, configuration, protocol, driver_version):
+        self.configuration = configuration
+        self.protocol = protocol
+        self.driver_version = driver_version
+        self.client = None
+        self.capabilities = {}
+        self.target_iqn = None
+        self.portals = []
+        self.fc_targets = []
+        self.retention_policy = None
+        self._hosts = {}
+        self._hosts_lock = threading.Lock()
+        self._stats = None
+        self._stats_at = 0.0
+
+    # -- setup ---------------------------------------------------------------
+    def do_setup(self):
+        conf = self.configuration
+        for option in ('san_ip', 'san_login', 'san_password'):
+            if not conf.safe_get(option):
+                raise flash_exception.InvalidBackendConfig(
+                    option=option, value=conf.safe_get(option),
+                    reason='required by the K2 driver')
+        self.client = k2_client.K2Client(
+            conf.san_ip, conf.san_login, conf.san_password,
+            port=conf.safe_get('san_api_port'),
+            verify=flash_config.tls_verify(conf),
+            connect_timeout=conf.flash_rest_connect_timeout,
+            read_timeout=conf.flash_rest_read_timeout,
+            retries=conf.flash_rest_retries,
+            backoff=conf.flash_rest_retry_backoff)
+
+    def check_for_setup_error(self):
+        self.capabilities = self.client.discover_capabilities()
+        state = self.client.system_state()
+        version = state.get('rest_api_version')
+        if version is None or _version(version) < MIN_API:
+            raise flash_exception.ArrayAPIError(
+                array=self.client.http.array_name, method='GET',
+                path='/system/state', reason=_(
+                    'REST API %s is older than the 2.2.0 this driver '
+                    'needs') % version)
+        self._load_targets(state)
+        name = self.configuration.k2_retention_policy
+        policy = self.client.find('retention_policies', name=name)
+        if policy is None:
+            raise flash_exception.InvalidBackendConfig(
+                option='k2_retention_policy', value=name,
+                reason='no retention policy of that name on the array')
+        self.retention_policy = k2_client.ref('retention_policies',
+                                              policy['id'])
+
+    def _load_targets(self, state):
+        if self.protocol == constants.ISCSI:
+            self.target_iqn = state.get('iscsi_qualified_target_name')
+            if not self.target_iqn:
+                raise flash_exception.ArrayAPIError(
+                    array=self.client.http.array_name, method='GET',
+                    path='/system/state',
+                    reason=_('the array reports no iSCSI target'))
+            found = [ip['ip_address']
+                     for ip in self.client.search('system/net_ips')
+                     if ip.get('ip_address') and not ip.get('wan_port')]
+            wanted = self.configuration.k2_iscsi_portals
+            portals = []
+            for item in wanted or found:
+                address, _sep, port = item.partition(':') \
+                    if item.count(':') == 1 else (item, '', '')
+                if address not in found:
+                    raise flash_exception.InvalidBackendConfig(
+                        option='k2_iscsi_portals', value=item,
+                        reason='not an iSCSI address of the array (it has '
+                               '%s)' % ', '.join(found))
+                portals.append('%s:%s' % (address, port or 3260))
+            if not portals:
+                raise flash_exception.ArrayAPIError(
+                    array=self.client.http.array_name, method='GET',
+                    path='/system/net_ips',
+                    reason=_('the array has no iSCSI portal'))
+            self.portals = portals
+        else:
+            self.fc_targets = [
+                p['pwwn'].replace(':', '').lower()
+                for p in self.client.search('system/fc_ports')
+                if p.get('pwwn')]
+            if not self.fc_targets:
+                raise flash_exception.ArrayAPIError(
+                    array=self.client.http.array_name, method='GET',
+                    path='/system/fc_ports',
+                    reason=_('the array has no FC target port'))
+
+    # -- lookups -------------------------------------------------------------
+    def _volume_ids(self, volume, required=True):
+        """(group_id, volume_id) of a Cinder volume on the array."""
+        ids = _ids(volume.provider_id)
+        if ids is not None:
+            return ids
+        found = self.client.find('volumes', name=naming.volume_name(volume))
+        if found is None:
+            if required:
+                raise exception.VolumeNotFound(volume_id=volume.id)
+            return None
+        return k2_client.ref_id(found['volume_group']), found['id']
+
+    def _snapshot_ids(self, snapshot):
+        """(snapshot_id, volsnap_id) of a Cinder snapshot on the array."""
+        ids = _ids(snapshot.provider_id)
+        if ids is not None:
+            return ids
+        found = self.client.find('snapshots',
+                                 short_name=naming.snapshot_name(snapshot))
+        if found is None:
+            raise exception.SnapshotNotFound(snapshot_id=snapshot.id)
+        volsnap = self.client.find('volsnaps', **{
+            'snapshot.ref': '/snapshots/%d' % found['id']})
+        if volsnap is None:
+            raise exception.SnapshotNotFound(snapshot_id=snapshot.id)
+        return found['id'], volsnap['id']
+
+    # -- volumes -------------------------------------------------------------
+    def _create(self, volume, size_gib, source=None):
+        specs = volume_specs(volume.volume_type)
+        group = self.client.create('volume_groups', {
+            'name': naming.group_name(volume), 'quota': 0,
+            'is_dedup': specs['dedup']})
+        body = {'name': naming.volume_name(volume),
+                'size': size_gib * KIB_PER_GIB,
+                'volume_group': k2_client.ref('volume_groups',
+                                              group['id'])}
+        if source is not None:
+            body['source'] = source
+        try:
+            vol = self.client.create('volumes', body)
+        except Exception:
+            # Nothing half-created: the empty group goes with the failure.
+            with _suppressed('removing volume group %s' % group['id']):
+                self.client.delete('volume_groups', group['id'])
+            raise
+        return {'provider_id': _provider_id(group['id'], vol['id'])}
+
+    def create_volume(self, volume):
+        return self._create(volume, volume.size)
+
+    def delete_volume(self, volume):
+        ids = self._volume_ids(volume, required=False)
+        if ids is None:
+            LOG.info('Volume %s is not on the array; nothing to delete.',
+                     volume.id)
+            return
+        group_id, volume_id = ids
+        try:
+            self.client.delete('volumes', volume_id)
+        except flash_exception.ArrayAPIError as e:
+            if e.status == 400:
+                raise exception.VolumeIsBusy(volume_name=volume.name)
+            raise
+        try:
+            self.client.delete('volume_groups', group_id)
+        except flash_exception.ArrayAPIError as e:
+            if e.status != 400:
+                raise
+            # Cinder deletes its snapshots before their volume, so what
+            # is left was made on the array by someone else: keep it.
+            LOG.warning('Volume %(vol)s deleted; its volume group %(vg)s is '
+                        'kept because the array refused to delete it: '
+                        '%(err)s', {'vol': volume.id,
+                                    'vg': naming.group_name(volume),
+                                    'err': e.msg})
+
+    def extend_volume(self, volume, new_size):
+        _group, volume_id = self._volume_ids(volume)
+        self.client.update('volumes', volume_id,
+                           {'size': new_size * KIB_PER_GIB})
+
+    def _copy_source(self, kind, obj_id, what):
+        if not self.capabilities.get('volume_source'):
+            raise exception.VolumeDriverException(message=_(
+                'The array cannot create a volume from %s on the array '
+                '(no volume_source capability in its API discovery).') %
+                what)
+        return k2_client.ref(kind, obj_id)
+
+    def create_cloned_volume(self, volume, src_vref):
+        _group, src_id = self._volume_ids(src_vref)
+        source = self._copy_source('volumes', src_id,
+                                   'volume %s' % src_vref.id)
+        return self._create(volume, volume.size, source=source)
+
+    def create_volume_from_snapshot(self, volume, snapshot):
+        _snap_id, volsnap_id = self._snapshot_ids(snapshot)
+        source = self._copy_source('volsnaps', volsnap_id,
+                                   'snapshot %s' % snapshot.id)
+        return self._create(volume, volume.size, source=source)
+
+    # -- snapshots -----------------------------------------------------------
+    def create_snapshot(self, snapshot):
+        group_id, _volume_id = self._volume_ids(snapshot.volume)
+        snap = self.client.create('snapshots', {
+            'short_name': naming.snapshot_name(snapshot),
+            'source': k2_client.ref('volume_groups', group_id),
+            'retention_policy': self.retention_policy,
+            'is_auto_deleteable': False})
+        try:
+            volsnap = self.client.find('volsnaps', **{
+                'snapshot.ref': '/snapshots/%d' % snap['id']})
+            if volsnap is None:
+                raise flash_exception.ArrayBadReply(
+                    array=self.client.http.array_name, method='GET',
+                    path='/volsnaps', status_code=200,
+                    reason='snapshot %d has no volume member' % snap['id'])
+        except Exception:
+            with _suppressed('removing snapshot %s' % snap['id']):
+                self.client.delete('snapshots', snap['id'])
+            raise
+        return {'provider_id': _provider_id(snap['id'], volsnap['id'])}
+
+    def delete_snapshot(self, snapshot):
+        try:
+            snap_id, _volsnap = self._snapshot_ids(snapshot)
+        except exception.SnapshotNotFound:
+            LOG.info('Snapshot %s is not on the array; nothing to delete.',
+                     snapshot.id)
+            return
+        try:
+            self.client.delete('snapshots', snap_id)
+        except flash_exception.ArrayAPIError as e:
+            if e.status == 400:
+                raise exception.SnapshotIsBusy(snapshot_name=snapshot.name)
+            raise
+
+    def revert_to_snapshot(self, volume, snapshot):
+        group_id, _volume_id = self._volume_ids(volume)
+        snap_id, _volsnap = self._snapshot_ids(snapshot)
+        self.client.update('volume_groups', group_id, {
+            'last_restored_from': k2_client.ref('snapshots', snap_id)})
+
+    # -- attach --------------------------------------------------------------
+    def _initiators(self, connector):
+        if self.protocol == constants.ISCSI:
+            initiator = connector.get('initiator')
+            if not initiator:
+                raise exception.InvalidConnectorException(
+                    missing='initiator')
+            return 'host_iqns', 'iqn', [initiator]
+        wwpns = [w.lower() for w in connector.get('wwpns') or []]
+        if not wwpns:
+            raise exception.InvalidConnectorException(missing='wwpns')
+        return 'host_fc_ports', 'pwwn', [_colons(w) for w in wwpns]
+
+    def _host_id(self, connector, create):
+        """Array host of the connector's initiators (cached per process)."""
+        kind, field, ports = self._initiators(connector)
+        key = (kind, tuple(ports))
+        with self._hosts_lock:
+            cached = self._hosts.get(key)
+        if cached is not None:
+            return cached
+        host_id = None
+        for port in ports:
+            found = self.client.find(kind, **{field: port})
+            if found is not None:
+                host_id = k2_client.ref_id(found['host'])
+                break
+        if host_id is None:
+            if not create:
+                return None
+            host_id = self._create_host(connector, kind, field, ports)
+        with self._hosts_lock:
+            self._hosts[key] = host_id
+        return host_id
+
+    def _create_host(self, connector, kind, field, ports):
+        name = naming.host_name(connector, HOST_NAME_LIMIT)
+        try:
+            host = self.client.create('hosts', {'name': name,
+                                                'type': 'Linux'})
+        except flash_exception.ArrayAPIError as e:
+            if e.status != 400:
+                raise
+            # A host of that name exists without these initiators (a
+            # reinstalled node, say): add them to it.
+            host = self.client.find('hosts', name=name)
+            if host is None:
+                raise
+        for port in ports:
+            try:
+                self.client.create(kind, {field: port, 'host':
+                                          k2_client.ref('hosts',
+                                                        host['id'])})
+            except flash_exception.ArrayAPIError as e:
+                if e.status != 400:
+                    raise
+        return host['id']
+
+    def _forget_host(self, connector):
+        kind, _field, ports = self._initiators(connector)
+        with self._hosts_lock:
+            self._hosts.pop((kind, tuple(ports)), None)
+
+    def _map(self, volume_id, host_id):
+        volume_ref = k2_client.ref('volumes', volume_id)
+        host_ref = k2_client.ref('hosts', host_id)
+        try:
+            return self.client.create('mappings', {'volume': volume_ref,
+                                                   'host': host_ref})['lun']
+        except flash_exception.ArrayAPIError as e:
+            if e.status != 400:
+                raise
+            existing = self.client.find('mappings', **{
+                'volume.ref': volume_ref['ref'],
+                'host.ref': host_ref['ref']})
+            if existing is None:
+                raise
+            return existing['lun']
+
+    def initialize_connection(self, volume, connector):
+        _group, volume_id = self._volume_ids(volume)
+        host_id = self._host_id(connector, create=True)
+        try:
+            lun = self._map(volume_id, host_id)
+        except flash_exception.ArrayAPIError as e:
+            if e.status != 400:
+                raise
+            # The cached host may have been removed on the array.
+            self._forget_host(connector)
+            lun = self._map(volume_id, self._host_id(connector, True))
+        return self._connection_info(volume, connector, lun)
+
+    def _connection_info(self, volume, connector, lun):
+        if self.protocol == constants.ISCSI:
+            count = len(self.portals)
+            data = {'target_discovered': False,
+                    'target_iqn': self.target_iqn,
+                    'target_portal': self.portals[0],
+                    'target_lun': lun,
+                    'target_iqns': [self.target_iqn] * count,
+                    'target_portals': list(self.portals),
+                    'target_luns': [lun] * count,
+                    'volume_id': volume.id,
+                    'discard': True}
+            return {'driver_volume_type': 'iscsi', 'data': data}
+        initiators = [w.lower() for w in connector['wwpns']]
+        data = {'target_discovered': True, 'target_lun': lun,
+                'target_wwn': list(self.fc_targets),
+                'initiator_target_map': {
+                    i: list(self.fc_targets) for i in initiators},
+                'volume_id': volume.id, 'discard': True}
+        return {'driver_volume_type': 'fibre_channel', 'data': data}
+
+    def terminate_connection(self, volume, connector):
+        """Unmap; with no connector, remove every mapping of the volume.
+
+        Returns True when the connector's host has no mapping left (FC
+        zones can go), False otherwise.
+        """
+        ids = self._volume_ids(volume, required=False)
+        if ids is None:
+            return False
+        volume_ref = '/volumes/%d' % ids[1]
+        if connector is None:
+            mappings = self.client.search('mappings',
+                                          **{'volume.ref': volume_ref})
+        else:
+            host_id = self._host_id(connector, create=False)
+            if host_id is None:
+                return False
+            mappings = self.client.search('mappings', **{
+                'volume.ref': volume_ref,
+                'host.ref': '/hosts/%d' % host_id})
+        for mapping in mappings:
+            self.client.delete('mappings', mapping['id'])
+        if connector is None or self.protocol != constants.FC:
+            return False
+        return not self.client.search('mappings', **{
+            'host.ref': '/hosts/%d' % host_id})
+
+    # -- stats ---------------------------------------------------------------
+    def get_volume_stats(self, refresh=False):
+        """Pool stats; cached, cheap (2 calls) and never raising."""
+        fresh = time.monotonic() - self._stats_at < STATS_TTL
+        if self._stats is not None and (fresh or not refresh):
+            return self._stats
+        try:
+            stats = self._collect_stats()
+        except Exception as e:
+            LOG.warning('K2 stats unavailable: %s', e)
+            stats = self._down_stats()
+        self._stats, self._stats_at = stats, time.monotonic()
+        return stats
+
+    def _base_stats(self):
+        conf = self.configuration
+        return {
+            'volume_backend_name': conf.safe_get('volume_backend_name') or
+            'K2_%s' % self.protocol,
+            'vendor_name': VENDOR,
+            'driver_version': self.driver_version,
+            'storage_protocol': self.protocol,
+        }
+
+    def _down_stats(self):
+        stats = self._base_stats()
+        stats['pools'] = [{'pool_name': stats['volume_backend_name'],
+                           'total_capacity_gb': 0, 'free_capacity_gb': 0,
+                           'reserved_percentage': 0,
+                           'backend_state': 'down'}]
+        return stats
+
+    def _collect_stats(self):
+        cap = self.client.find('system/capacity') or {}
+        perf = self.client.find('stats/system') or {}
+        for key in ('total', 'free', 'provisioned', 'logical', 'physical'):
+            if not isinstance(cap.get(key), int):
+                raise flash_exception.ArrayBadReply(
+                    array=self.client.http.array_name, method='GET',
+                    path='/system/capacity', status_code=200,
+                    reason='no integer %s' % key)
+        ratio = flash_stats.reduction_ratio(cap['logical'], cap['physical'])
+        auto = ratio if self.configuration.k2_auto_max_over_subscription_ratio\
+            else None
+        stats = self._base_stats()
+        pool = {'pool_name': stats['volume_backend_name'],
+                'multiattach': True,
+                'online_extend_support': True,
+                'QoS_support': False,
+                'sparse_copy_volume': True,
+                'compression_support': True,
+                'deduplication_support': True,
+                'data_reduction_ratio': ratio,
+                'logical_used_gb': flash_stats.gib(cap['logical']),
+                'physical_used_gb': flash_stats.gib(cap['physical']),
+                'read_iops': perf.get('read_iops_avg', 0),
+                'write_iops': perf.get('write_iops_avg', 0),
+                'throughput_bytes_per_sec': perf.get('throughput_avg', 0),
+                'latency_usec': perf.get('latency_avg', 0),
+                'backend_state': 'up'}
+        pool.update(flash_stats.capacity(cap['total'], cap['free'],
+                                         cap['provisioned'],
+                                         self.configuration, auto))
+        stats['pools'] = [pool]
+        return stats
+
+    # -- type changes and manage ------------------------------------------
+    def retype(self, volume, new_type):
+        """In place when dedup is unchanged; otherwise Cinder migrates."""
+        new = volume_specs(new_type)
+        group_id, _volume_id = self._volume_ids(volume)
+        group = self.client.get('volume_groups', group_id)
+        return group.get('is_dedup') == new['dedup']
+
+    def _manage_target(self, existing_ref):
+        if 'source-id' in existing_ref:
+            try:
+                vol = self.client.get('volumes',
+                                      int(existing_ref['source-id']))
+            except (ValueError, TypeError):
+                raise exception.ManageExistingInvalidReference(
+                    existing_ref=existing_ref,
+                    reason=_('source-id must be a K2 volume id'))
+            except flash_exception.ArrayAPIError as e:
+                if e.status != 404:
+                    raise
+                vol = None
+        elif 'source-name' in existing_ref:
+            vol = self.client.find('volumes',
+                                   name=existing_ref['source-name'])
+        else:
+            raise exception.ManageExistingInvalidReference(
+                existing_ref=existing_ref,
+                reason=_('give source-name or source-id'))
+        if vol is None:
+            raise exception.ManageExistingInvalidReference(
+                existing_ref=existing_ref,
+                reason=_('no such volume on the array'))
+        return vol
+
+    def manage_existing_get_size(self, volume, existing_ref):
+        vol = self._manage_target(existing_ref)
+        return -(-vol['size'] // KIB_PER_GIB)
+
+    def manage_existing(self, volume, existing_ref):
+        vol = self._manage_target(existing_ref)
+        group_id = k2_client.ref_id(vol['volume_group'])
+        group = self.client.get('volume_groups', group_id)
+        reason = None
+        if vol['name'].startswith(naming.VOLUME_PREFIX) and \
+                vol['name'] != naming.volume_name(volume):
+            reason = _('it is managed by Cinder already (%s)') % vol['name']
+        elif group.get('volumes_count', 1) != 1:
+            reason = _('its volume group %s holds other volumes') % (
+                group['name'])
+        elif group.get('replication_session'):
+            reason = _('its volume group is replicated')
+        elif self.client.search('mappings', **{
+                'volume.ref': '/volumes/%d' % vol['id']}):
+            reason = _('it is mapped to a host; unmap it first')
+        elif group.get('is_dedup') != volume_specs(
+                volume.volume_type)['dedup']:
+            reason = _('its deduplication setting differs from the volume '
+                       'type')
+        if reason:
+            raise exception.ManageExistingInvalidReference(
+                existing_ref=existing_ref, reason=reason)
+        size = -(-vol['size'] // KIB_PER_GIB) * KIB_PER_GIB
+        self.client.update('volume_groups', group_id,
+                           {'name': naming.group_name(volume)})
+        changes = {'name': naming.volume_name(volume)}
+        if size != vol['size']:
+            changes['size'] = size
+        self.client.update('volumes', vol['id'], changes)
+        return {'provider_id': _provider_id(group_id, vol['id'])}
+
+    def get_manageable_volumes(self, cinder_volumes, marker, limit, offset,
+                               sort_keys, sort_dirs):
+        from cinder.volume import volume_utils
+        known = {naming.volume_name(v): v.id for v in cinder_volumes}
+        mapped = {m['volume']['ref'] for m in self.client.search('mappings')}
+        entries = []
+        for vol in self.client.search('volumes'):
+            if vol['name'] == 'CTRL':
+                continue
+            entry = {'reference': {'source-name': vol['name']},
+                     'size': -(-vol['size'] // KIB_PER_GIB),
+                     'safe_to_manage': True, 'reason_not_safe': None,
+                     'cinder_id': known.get(vol['name']),
+                     'extra_info': None}
+            if entry['cinder_id']:
+                entry['safe_to_manage'] = False
+                entry['reason_not_safe'] = 'already managed'
+            elif '/volumes/%d' % vol['id'] in mapped:
+                entry['safe_to_manage'] = False
+                entry['reason_not_safe'] = 'volume is mapped'
+            entries.append(entry)
+        return volume_utils.paginate_entries_list(
+            entries, marker, limit, offset, sort_keys, sort_dirs)
+
+
+def _colons(wwn):
+    wwn = wwn.replace(':', '')
+    return ':'.join(wwn[i:i + 2] for i in range(0, len(wwn), 2))
+
+
+class _suppressed(object):
+    """Cleanup after a failure: log, never mask the original error."""
+
+    def __init__(self, what):
+        self.what = what
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc is not None:
+            LOG.warning('Cleanup failed while %s: %s', self.what, exc)
+        return True

@@ -1,0 +1,173 @@
+"""Cinder volume drivers for K2-class all-flash arrays.
+
+``volume_driver = cinder_driver.k2.driver.K2ISCSIDriver`` or
+``cinder_driver.k2.driver.K2FCDriver``. The classes only translate Cinder
+calls; the logic is in :mod:`cinder_driver.k2.adapter`.
+"""
+
+from cinder.common import constants
+from cinder import coordination
+from cinder import interface
+from cinder.volume import driver
+from cinder.volume.drivers.san import san
+from cinder.zonemanager import utils as fczm_utils
+
+from cinder_driver.common import options as common_options
+from cinder_driver.k2 import adapter as k2_adapter
+from cinder_driver.k2 import options as k2_options
+
+
+class K2BaseDriver(driver.VolumeDriver):
+    """Version history:
+
+    .. code-block:: none
+
+      1.0.0 - iSCSI and FC; array-side clones; revert; manage/unmanage
+    """
+
+    VERSION = '1.0.0'
+    CI_WIKI_NAME = 'cinder-flash_CI'
+    SUPPORTS_ACTIVE_ACTIVE = True
+    PROTOCOL = None
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.configuration.append_config_values(san.san_opts)
+        self.configuration.append_config_values(common_options.rest_opts)
+        self.configuration.append_config_values(k2_options.k2_opts)
+        self.adapter = k2_adapter.K2Adapter(self.configuration,
+                                            self.PROTOCOL, self.VERSION)
+
+    @staticmethod
+    def get_driver_options():
+        additional = ('san_ip', 'san_login', 'san_password', 'san_api_port',
+                      'driver_ssl_cert_verify', 'driver_ssl_cert_path',
+                      'max_over_subscription_ratio', 'reserved_percentage',
+                      'volume_backend_name')
+        return (common_options.rest_opts + k2_options.k2_opts +
+                [opt for opt in san.san_opts + driver.volume_opts
+                 if opt.name in additional])
+
+    def do_setup(self, context):
+        self.adapter.do_setup()
+
+    def check_for_setup_error(self):
+        self.adapter.check_for_setup_error()
+
+    def create_volume(self, volume):
+        return self.adapter.create_volume(volume)
+
+    def delete_volume(self, volume):
+        self.adapter.delete_volume(volume)
+
+    def extend_volume(self, volume, new_size):
+        self.adapter.extend_volume(volume, new_size)
+
+    def create_snapshot(self, snapshot):
+        return self.adapter.create_snapshot(snapshot)
+
+    def delete_snapshot(self, snapshot):
+        self.adapter.delete_snapshot(snapshot)
+
+    def create_volume_from_snapshot(self, volume, snapshot):
+        return self.adapter.create_volume_from_snapshot(volume, snapshot)
+
+    def create_cloned_volume(self, volume, src_vref):
+        return self.adapter.create_cloned_volume(volume, src_vref)
+
+    def revert_to_snapshot(self, context, volume, snapshot):
+        self.adapter.revert_to_snapshot(volume, snapshot)
+
+    def get_volume_stats(self, refresh=False):
+        self._stats = self.adapter.get_volume_stats(refresh)
+        return self._stats
+
+    def _update_volume_stats(self):
+        self._stats = self.adapter.get_volume_stats(refresh=True)
+
+    def retype(self, context, volume, new_type, diff, host):
+        return self.adapter.retype(volume, new_type), None
+
+    def manage_existing(self, volume, existing_ref):
+        return self.adapter.manage_existing(volume, existing_ref)
+
+    def manage_existing_get_size(self, volume, existing_ref):
+        return self.adapter.manage_existing_get_size(volume, existing_ref)
+
+    def unmanage(self, volume):
+        """Cinder forgets the volume; it stays on the array as it is."""
+
+    def get_manageable_volumes(self, cinder_volumes, marker, limit, offset,
+                               sort_keys, sort_dirs):
+        return self.adapter.get_manageable_volumes(
+            cinder_volumes, marker, limit, offset, sort_keys, sort_dirs)
+
+    def create_export(self, context, volume, connector):
+        pass
+
+    def ensure_export(self, context, volume):
+        pass
+
+    def remove_export(self, context, volume):
+        pass
+
+
+def _lock_key(connector):
+    """Attach/detach lock per host; force detach has no host."""
+    if connector is None:
+        return 'force-detach'
+    return connector.get('host') or connector.get('initiator') or 'unknown'
+
+
+class K2AttachDriver(K2BaseDriver):
+    """Map and unmap, serialised per host.
+
+    A LUN is never handed out again while the host may still be cleaning
+    up the device it named before.
+    """
+
+    @coordination.synchronized('cinder-flash-k2-{self.host}-{key}')
+    def _attach(self, volume, connector, key):
+        return self.adapter.initialize_connection(volume, connector)
+
+    @coordination.synchronized('cinder-flash-k2-{self.host}-{key}')
+    def _detach(self, volume, connector, key):
+        return self.adapter.terminate_connection(volume, connector)
+
+    def initialize_connection(self, volume, connector):
+        return self._attach(volume, connector, _lock_key(connector))
+
+    def terminate_connection(self, volume, connector, **kwargs):
+        self._detach(volume, connector, _lock_key(connector))
+
+
+@interface.volumedriver
+class K2ISCSIDriver(K2AttachDriver):
+    """K2 array over iSCSI."""
+
+    PROTOCOL = constants.ISCSI
+
+
+@interface.volumedriver
+class K2FCDriver(K2AttachDriver):
+    """K2 array over Fibre Channel, with FC zone manager hooks."""
+
+    PROTOCOL = constants.FC
+
+    def initialize_connection(self, volume, connector):
+        info = super().initialize_connection(volume, connector)
+        fczm_utils.add_fc_zone(info)
+        return info
+
+    def terminate_connection(self, volume, connector, **kwargs):
+        idle = self._detach(volume, connector, _lock_key(connector))
+        info = {'driver_volume_type': 'fibre_channel', 'data': {}}
+        if connector is not None and idle:
+            # Zones go only with the host's last mapping on the array.
+            targets = list(self.adapter.fc_targets)
+            info['data'] = {
+                'target_wwn': targets,
+                'initiator_target_map': {
+                    w.lower(): targets for w in connector.get('wwpns', [])}}
+            fczm_utils.remove_fc_zone(info)
+        return info

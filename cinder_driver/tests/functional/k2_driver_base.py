@@ -1,0 +1,82 @@
+"""A K2 driver instance configured against a live reference array."""
+
+from cinder import context
+from cinder.tests.unit import fake_snapshot
+from cinder.tests.unit import fake_volume
+from cinder.tests.unit import test
+from cinder.volume import configuration
+from cinder.volume import driver as volume_driver
+from oslo_utils import uuidutils
+
+from cinder_driver.k2 import driver as k2_driver
+from cinder_driver.tests.functional import array_fixture
+
+CONNECTOR = {'host': 'compute-1', 'initiator':
+             'iqn.1993-08.org.debian:01:compute1', 'multipath': True,
+             'wwpns': ['10000090fa000001', '10000090fa000002'],
+             'wwnns': ['20000090fa000001']}
+
+
+class K2DriverTestCase(test.TestCase):
+
+    DRIVER = k2_driver.K2ISCSIDriver
+    BACKEND = 'k2-functional'
+
+    def setUp(self):
+        super().setUp()
+        self.array = self.useFixture(array_fixture.ReferenceArray(
+            args=['--capacity-gib', '256']))
+        self.ctx = context.get_admin_context()
+        self.driver = self.make_driver()
+
+    def make_driver(self, **overrides):
+        options = {'san_ip': self.array.k2_host,
+                   'san_api_port': self.array.k2_port,
+                   'san_login': self.array.info['user'],
+                   'san_password': self.array.info['password'],
+                   'driver_ssl_cert_path': self.array.info['ca_cert'],
+                   'volume_backend_name': self.BACKEND,
+                   'flash_rest_retries': 0}
+        options.update(overrides)
+        conf = configuration.Configuration(volume_driver.volume_opts,
+                                           config_group=self.BACKEND)
+        drv = self.DRIVER(configuration=conf, host='cinder@' + self.BACKEND)
+        for key, value in options.items():
+            self.override_config(key, value, group=self.BACKEND)
+        drv.do_setup(self.ctx)
+        drv.check_for_setup_error()
+        return drv
+
+    def volume_type(self, **specs):
+        return fake_volume.fake_volume_type_obj(
+            self.ctx, id=uuidutils.generate_uuid(), extra_specs=specs)
+
+    def volume(self, size=1, vtype=None, **updates):
+        vol = fake_volume.fake_volume_obj(
+            self.ctx, id=uuidutils.generate_uuid(), size=size,
+            provider_id=None, **updates)
+        vol.volume_type = vtype or self.volume_type()
+        return vol
+
+    def create(self, size=1, vtype=None):
+        vol = self.volume(size, vtype)
+        vol.update(self.driver.create_volume(vol) or {})
+        return vol
+
+    def snapshot(self, vol):
+        snap = fake_snapshot.fake_snapshot_obj(
+            self.ctx, id=uuidutils.generate_uuid(), volume_id=vol.id,
+            volume_size=vol.size, provider_id=None)
+        snap.volume = vol
+        snap.update(self.driver.create_snapshot(snap) or {})
+        return snap
+
+    def count(self, fn, *args):
+        """(result, requests the call sent to the array)."""
+        before = len(self.array.k2_requests())
+        result = fn(*args)
+        return result, self.array.k2_requests()[before:]
+
+    def array_volume(self, vol):
+        return self.array.k2_client().find('volumes',
+                                           name='cv-%s' % vol.name_id)

@@ -1,0 +1,89 @@
+"""K2 driver: manage, unmanage, list manageable, retype."""
+
+from cinder import exception
+
+from cinder_driver.k2 import client
+from cinder_driver.tests.functional import k2_driver_base
+
+GIB = 1024 * 1024
+
+
+class K2ManageTestCase(k2_driver_base.K2DriverTestCase):
+
+    def _foreign(self, name='app-data', size=GIB + 5, dedup=True):
+        k2 = self.array.k2_client()
+        group = k2.create('volume_groups', {'name': name + '-vg', 'quota': 0,
+                                            'is_dedup': dedup})
+        return k2.create('volumes', {
+            'name': name, 'size': size,
+            'volume_group': client.ref('volume_groups', group['id'])})
+
+    def test_manage_by_name_renames_and_rounds_up(self):
+        self._foreign()
+        vol = self.volume()
+        ref = {'source-name': 'app-data'}
+        self.assertEqual(2, self.driver.manage_existing_get_size(vol, ref))
+        vol.size = 2
+        vol.update(self.driver.manage_existing(vol, ref))
+        found = self.array_volume(vol)
+        self.assertEqual(2 * GIB, found['size'])
+        group = self.array.k2_client().get(
+            'volume_groups', client.ref_id(found['volume_group']))
+        self.assertEqual('cvg-%s' % vol.name_id, group['name'])
+        self.driver.unmanage(vol)
+        self.assertIsNotNone(self.array_volume(vol))
+
+    def test_manage_by_id(self):
+        foreign = self._foreign()
+        vol = self.volume()
+        ref = {'source-id': str(foreign['id'])}
+        vol.update(self.driver.manage_existing(vol, ref))
+        self.assertEqual(foreign['id'], self.array_volume(vol)['id'])
+
+    def test_manage_refusals_change_nothing(self):
+        self._foreign('mapped')
+        k2 = self.array.k2_client()
+        host = k2.create('hosts', {'name': 'h1'})
+        k2.create('mappings', {
+            'volume': client.ref('volumes', k2.find('volumes',
+                                                    name='mapped')['id']),
+            'host': client.ref('hosts', host['id'])})
+        self._foreign('plain', dedup=False)
+        managed = self.create()
+        cases = [
+            ({'source-name': 'no-such-volume'}, None),
+            ({'source-id': 'abc'}, None),
+            ({}, None),
+            ({'source-name': 'mapped'}, None),
+            ({'source-name': 'plain'}, None),
+            ({'source-name': 'cv-%s' % managed.name_id}, None),
+        ]
+        for ref, vtype in cases:
+            vol = self.volume(vtype=vtype)
+            self.assertRaises(exception.ManageExistingInvalidReference,
+                              self.driver.manage_existing, vol, ref)
+        self.assertIsNotNone(k2.find('volumes', name='mapped'))
+        self.assertIsNotNone(k2.find('volume_groups', name='plain-vg'))
+
+    def test_list_manageable(self):
+        self._foreign('app-1')
+        managed = self.create()
+        entries = self.driver.get_manageable_volumes(
+            [managed], None, 1000, 0, ['size'], ['asc'])
+        by_name = {e['reference']['source-name']: e for e in entries}
+        self.assertTrue(by_name['app-1']['safe_to_manage'])
+        own = by_name['cv-%s' % managed.name_id]
+        self.assertFalse(own['safe_to_manage'])
+        self.assertEqual(managed.id, own['cinder_id'])
+
+    def test_retype(self):
+        vol = self.create()
+        same = self.volume_type(**{'k2:dedup': 'true'})
+        other = self.volume_type(**{'kaminario:thin_prov_type': 'nodedup'})
+        self.assertEqual((True, None), self.driver.retype(
+            self.ctx, vol, same, {}, {}))
+        self.assertEqual((False, None), self.driver.retype(
+            self.ctx, vol, other, {}, {}))
+        bad = self.volume_type(**{'k2:dedup': 'sometimes'})
+        self.assertRaises(exception.InvalidVolumeType, self.driver.retype,
+                          self.ctx, vol, bad, {}, {})
