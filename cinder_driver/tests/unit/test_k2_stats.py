@@ -1,0 +1,51 @@
+from cinder_driver.common import stats
+from cinder_driver.tests.unit import k2_fakes
+
+GIB = 1024 * 1024
+CAPACITY = {'total': 100 * GIB, 'free': 60 * GIB, 'provisioned': 300 * GIB,
+            'logical': 80 * GIB, 'physical': 40 * GIB}
+
+
+class StatsTestCase(k2_fakes.AdapterTestCase):
+
+    def _serve(self, capacity=CAPACITY, perf=None):
+        answers = {'system/capacity': capacity,
+                   'stats/system': perf or {'read_iops_avg': 10,
+                                            'write_iops_avg': 20,
+                                            'latency_avg': 300}}
+        self.client.find.side_effect = lambda res, **kw: answers[res]
+
+    def test_pool_figures(self):
+        self._serve()
+        pool = self.adapter.get_volume_stats(True)['pools'][0]
+        self.assertEqual((100.0, 60.0, 300.0), (
+            pool['total_capacity_gb'], pool['free_capacity_gb'],
+            pool['provisioned_capacity_gb']))
+        self.assertEqual(2.0, pool['data_reduction_ratio'])
+        self.assertEqual((10, 20, 300), (pool['read_iops'],
+                                         pool['write_iops'],
+                                         pool['latency_usec']))
+        self.assertEqual(self.conf.max_over_subscription_ratio,
+                         pool['max_over_subscription_ratio'])
+
+    def test_auto_over_subscription_from_reduction(self):
+        self.override_config('k2_auto_max_over_subscription_ratio', True,
+                             group=self.GROUP)
+        self._serve()
+        pool = self.adapter.get_volume_stats(True)['pools'][0]
+        self.assertEqual(2.0, pool['max_over_subscription_ratio'])
+
+    def test_malformed_capacity_reports_down_without_raising(self):
+        self._serve(capacity={'total': 'lots'})
+        stats = self.adapter.get_volume_stats(True)
+        self.assertEqual('down', stats['pools'][0]['backend_state'])
+
+    def test_cached_until_refresh_and_ttl(self):
+        self._serve()
+        self.adapter.get_volume_stats(True)
+        self.adapter.get_volume_stats(True)
+        self.assertEqual(2, self.client.find.call_count)
+
+    def test_helpers(self):
+        self.assertEqual(1.0, stats.reduction_ratio(0, 0))
+        self.assertEqual(0.99, stats.gib(GIB - 1))
