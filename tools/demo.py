@@ -1,91 +1,117 @@
-"""Quick start: a reference array and a checked cinder.conf backend.
+"""Quick start: a one-machine cloud with cinder-flash, and a short tour.
 
-Starts the embedded reference array, writes the cinder.conf section an
-operator would write for it, validates it with ``cinder-flash check``,
-prints the generated option reference, and stops the array again.
+``tox -e demo`` brings up the reference array, MariaDB, RabbitMQ, Keystone
+and Cinder with a K2 iSCSI backend, then drives it with the ``openstack``
+CLI: volumes of the dedup and nodedup types, snapshot, volume from
+snapshot, clone, extend, retype and the pool stats. The cloud stays up;
+``source .demo/openrc`` to go on by hand, ``tox -e demo -- stop`` to end it.
 """
 
-import argparse
 import json
 import os
-import re
-import signal
 import subprocess
 import sys
 import time
-from urllib import parse
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from tools.gate import bed as bed_mod  # noqa: E402
+
 BIN = os.path.dirname(sys.executable)
+STATE = os.path.join(ROOT, '.demo')
 
 
 def step(text):
     print('\n== %s' % text, flush=True)
 
 
-def start_array(data_dir):
-    proc = subprocess.Popen(
-        [sys.executable, '-m', 'reference_array', 'serve', '--data-dir',
-         data_dir, '--log-file', os.path.join(data_dir, 'array.log')],
-        stdout=subprocess.PIPE, text=True)
-    line = proc.stdout.readline()
-    if not line:
-        raise SystemExit('the reference array did not start; see %s' %
-                         os.path.join(data_dir, 'array.log'))
-    return proc, json.loads(line)
+class Tour(object):
+
+    def __init__(self, bed):
+        self.env = bed.admin_env()
+
+    def openstack(self, *args):
+        cmd = [os.path.join(BIN, 'openstack')] + list(args)
+        print('$ openstack %s' % ' '.join(args), flush=True)
+        result = subprocess.run(cmd, env=self.env, capture_output=True,
+                                text=True)
+        if result.returncode != 0:
+            raise SystemExit('failed: %s' % result.stderr.strip())
+        return result.stdout
+
+    def show(self, kind, name):
+        return json.loads(self.openstack(kind, 'show', name, '-f', 'json'))
+
+    def wait(self, kind, name, status='available', timeout=120):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            current = self.show(kind, name)['status']
+            if current == status:
+                return
+            if current.startswith('error'):
+                raise SystemExit('%s %s went to %s' % (kind, name, current))
+            time.sleep(1)
+        raise SystemExit('%s %s not %s after %ss' % (kind, name, status,
+                                                     timeout))
+
+    def run(self):
+        step('volume types')
+        print(self.openstack('volume', 'type', 'list', '--long'))
+        step('a dedup and a nodedup volume')
+        self.openstack('volume', 'create', '--size', '1', '--type', 'dedup',
+                       'demo-dedup', '-f', 'value', '-c', 'id')
+        self.openstack('volume', 'create', '--size', '1', '--type',
+                       'nodedup', 'demo-nodedup', '-f', 'value', '-c', 'id')
+        for name in ('demo-dedup', 'demo-nodedup'):
+            self.wait('volume', name)
+        step('snapshot, volume from snapshot (larger), clone')
+        self.openstack('volume', 'snapshot', 'create', '--volume',
+                       'demo-dedup', 'demo-snap', '-f', 'value', '-c', 'id')
+        self.wait('volume snapshot', 'demo-snap')
+        self.openstack('volume', 'create', '--snapshot', 'demo-snap',
+                       '--size', '2', 'demo-from-snap', '-f', 'value',
+                       '-c', 'id')
+        self.openstack('volume', 'create', '--source', 'demo-dedup',
+                       'demo-clone', '-f', 'value', '-c', 'id')
+        for name in ('demo-from-snap', 'demo-clone'):
+            self.wait('volume', name)
+        step('extend and retype')
+        self.openstack('volume', 'set', '--size', '3', 'demo-nodedup')
+        self.openstack('volume', 'set', '--type', 'dedup',
+                       '--retype-policy', 'never', 'demo-clone')
+        time.sleep(2)
+        print(self.openstack('volume', 'list', '--long'))
+        step('pool stats (as the scheduler sees them)')
+        cinder = os.path.join(BIN, 'cinder')
+        pools = subprocess.run([cinder, 'get-pools', '--detail'],
+                               env=self.env, capture_output=True, text=True)
+        keys = ('name', 'total_capacity_gb', 'free_capacity_gb',
+                'provisioned_capacity_gb', 'data_reduction_ratio',
+                'read_iops', 'write_iops', 'latency_usec', 'backend_state',
+                'vendor_name')
+        for line in pools.stdout.splitlines():
+            if any(' %s ' % k in line for k in keys):
+                print(line)
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument('--state-dir', default=os.path.join(ROOT, '.demo'))
-    args = parser.parse_args()
-    data_dir = os.path.join(args.state_dir, 'array')
-    os.makedirs(data_dir, exist_ok=True)
-
-    step('starting the reference array (state in %s)' % data_dir)
-    proc, info = start_array(data_dir)
+    stop = len(sys.argv) > 1 and sys.argv[1] == 'stop'
+    bed = bed_mod.Bed(STATE)
     try:
-        url = parse.urlsplit(info['k2'])
-        print('K2 REST API: %s  (CA certificate %s)' % (
-            info['k2'], info['ca_cert']))
-        conf = os.path.join(args.state_dir, 'cinder.conf')
-        section = '\n'.join([
-            '[DEFAULT]', 'enabled_backends = k2-iscsi', '',
-            '[k2-iscsi]',
-            'volume_driver = cinder_driver.k2.driver.K2ISCSIDriver',
-            'volume_backend_name = k2-iscsi',
-            'san_ip = %s' % url.hostname,
-            'san_api_port = %s' % url.port,
-            'san_login = %s' % info['user'],
-            'san_password = %s' % info['password'],
-            'driver_ssl_cert_path = %s' % info['ca_cert'], ''])
-        fd = os.open(conf, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, 'w') as f:
-            f.write(section)
-        step('cinder.conf backend section (%s)' % conf)
-        print(section.replace(info['password'], '********'))
-
-        step('cinder-flash check --config-file %s --backend k2-iscsi' % conf)
-        started = time.monotonic()
-        check = subprocess.run([os.path.join(BIN, 'cinder-flash'), 'check',
-                                '--config-file', conf, '--backend',
-                                'k2-iscsi'])
-        print('(%.1f s)' % (time.monotonic() - started))
-
-        step('oslo-config-generator --namespace cinder_flash')
-        gen = subprocess.run([os.path.join(BIN, 'oslo-config-generator'),
-                              '--namespace', 'cinder_flash'],
-                             capture_output=True, text=True)
-        options = re.findall(r'(?m)^#(\w+) =', gen.stdout)
-        print('%d options: %s' % (len(options), ', '.join(options)))
-    finally:
-        step('stopping the reference array')
-        proc.send_signal(signal.SIGTERM)
-        code = proc.wait(timeout=30)
-        print('array exited with %d' % code)
-    ok = check.returncode == 0 and gen.returncode == 0 and code == 0
-    step('quick start %s' % ('OK' if ok else 'FAILED'))
-    return 0 if ok else 1
+        if stop:
+            bed.down()
+            return 0
+        step('bringing up the cloud (state and logs in %s)' % STATE)
+        bed.up()
+        Tour(bed).run()
+    except bed_mod.BedError as e:
+        print('quick start FAILED: %s' % e, file=sys.stderr)
+        return 1
+    step('the cloud is running')
+    print('source %s/openrc   # then: openstack volume list' % STATE)
+    print('tox -e demo -- stop   # stops everything')
+    return 0
 
 
 if __name__ == '__main__':

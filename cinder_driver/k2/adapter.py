@@ -66,6 +66,18 @@ def volume_specs(volume_type):
     return {'dedup': dedup}
 
 
+OWNER_PREFIX = 'cinder:'
+
+
+def _owner(volume):
+    """Ownership mark kept in the array volume's description.
+
+    Names cannot tell managed from unmanaged volumes: after unmanage the
+    name stays, and Cinder may manage it again by that name.
+    """
+    return OWNER_PREFIX + volume.id
+
+
 def _ids(provider_id):
     """(group_id, object_id) from a provider_id, or None if unusable."""
     try:
@@ -207,6 +219,7 @@ class K2Adapter(object):
             'name': naming.group_name(volume), 'quota': 0,
             'is_dedup': specs['dedup']})
         body = {'name': naming.volume_name(volume),
+                'description': _owner(volume),
                 'size': size_gib * KIB_PER_GIB,
                 'volume_group': k2_client.ref('volume_groups',
                                               group['id'])}
@@ -566,9 +579,10 @@ class K2Adapter(object):
         group_id = k2_client.ref_id(vol['volume_group'])
         group = self.client.get('volume_groups', group_id)
         reason = None
-        if vol['name'].startswith(naming.VOLUME_PREFIX) and \
-                vol['name'] != naming.volume_name(volume):
-            reason = _('it is managed by Cinder already (%s)') % vol['name']
+        owner = vol.get('description') or ''
+        if owner.startswith(OWNER_PREFIX) and owner != _owner(volume):
+            reason = _('it is managed by Cinder already (as volume %s)') % (
+                owner[len(OWNER_PREFIX):])
         elif group.get('volumes_count', 1) != 1:
             reason = _('its volume group %s holds other volumes') % (
                 group['name'])
@@ -587,11 +601,18 @@ class K2Adapter(object):
         size = -(-vol['size'] // KIB_PER_GIB) * KIB_PER_GIB
         self.client.update('volume_groups', group_id,
                            {'name': naming.group_name(volume)})
-        changes = {'name': naming.volume_name(volume)}
+        changes = {'name': naming.volume_name(volume),
+                   'description': _owner(volume)}
         if size != vol['size']:
             changes['size'] = size
         self.client.update('volumes', vol['id'], changes)
         return {'provider_id': _provider_id(group_id, vol['id'])}
+
+    def unmanage(self, volume):
+        """Cinder lets go: the volume stays, without our ownership mark."""
+        ids = self._volume_ids(volume, required=False)
+        if ids is not None:
+            self.client.update('volumes', ids[1], {'description': ''})
 
     def get_manageable_volumes(self, cinder_volumes, marker, limit, offset,
                                sort_keys, sort_dirs):
@@ -602,10 +623,15 @@ class K2Adapter(object):
         for vol in self.client.search('volumes'):
             if vol['name'] == 'CTRL':
                 continue
+            owner = vol.get('description') or ''
+            if owner.startswith(OWNER_PREFIX):
+                owner = owner[len(OWNER_PREFIX):]
+            else:
+                owner = None
             entry = {'reference': {'source-name': vol['name']},
                      'size': -(-vol['size'] // KIB_PER_GIB),
                      'safe_to_manage': True, 'reason_not_safe': None,
-                     'cinder_id': known.get(vol['name']),
+                     'cinder_id': known.get(vol['name']) or owner,
                      'extra_info': None}
             if entry['cinder_id']:
                 entry['safe_to_manage'] = False

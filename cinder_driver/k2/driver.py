@@ -95,7 +95,7 @@ class K2BaseDriver(driver.VolumeDriver):
         return self.adapter.manage_existing_get_size(volume, existing_ref)
 
     def unmanage(self, volume):
-        """Cinder forgets the volume; it stays on the array as it is."""
+        self.adapter.unmanage(volume)
 
     def get_manageable_volumes(self, cinder_volumes, marker, limit, offset,
                                sort_keys, sort_dirs):

@@ -31,7 +31,17 @@ class K2ManageTestCase(k2_driver_base.K2DriverTestCase):
             'volume_groups', client.ref_id(found['volume_group']))
         self.assertEqual('cvg-%s' % vol.name_id, group['name'])
         self.driver.unmanage(vol)
-        self.assertIsNotNone(self.array_volume(vol))
+        self.assertEqual('', self.array_volume(vol)['description'])
+
+    def test_unmanage_then_manage_again_by_the_same_name(self):
+        vol = self.create()
+        name = 'cv-%s' % vol.name_id
+        self.driver.unmanage(vol)
+        again = self.volume()
+        again.update(self.driver.manage_existing(
+            again, {'source-name': name}))
+        self.assertEqual('cinder:%s' % again.id,
+                         self.array_volume(again)['description'])
 
     def test_manage_by_id(self):
         foreign = self._foreign()
@@ -56,6 +66,7 @@ class K2ManageTestCase(k2_driver_base.K2DriverTestCase):
             ({}, None),
             ({'source-name': 'mapped'}, None),
             ({'source-name': 'plain'}, None),
+            # Still owned by another Cinder volume.
             ({'source-name': 'cv-%s' % managed.name_id}, None),
         ]
         for ref, vtype in cases:

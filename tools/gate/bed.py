@@ -1,0 +1,469 @@
+"""A one-machine cloud: reference array, MariaDB, RabbitMQ, Keystone and
+Cinder 29 (api, scheduler, volume) with cinder-flash backends, as an
+operator would configure them. Everything listens on 127.0.0.1.
+
+State and logs live in one directory; the PIDs of what was started are
+recorded there, so ``down`` works from another process.
+"""
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+import urllib.error
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+BIN = os.path.dirname(sys.executable)
+PASSWORD = 'gate-admin-pw'
+DB_PASSWORD = 'gate-db-pw'
+SERVICE_PASSWORD = 'gate-cinder-pw'
+DB_URL = 'mysql+pymysql://os:%s@127.0.0.1' % DB_PASSWORD
+PORTS = {'mariadb': 3306, 'rabbit': 5672, 'epmd': 4369, 'keystone': 5000,
+         'cinder': 8776}
+BACKEND = 'k2-iscsi'
+
+
+class BedError(Exception):
+    pass
+
+
+def log(msg):
+    print('[bed] %s' % msg, flush=True)
+
+
+def port_open(port):
+    with socket.socket() as s:
+        s.settimeout(0.5)
+        return s.connect_ex(('127.0.0.1', port)) == 0
+
+
+def tail(path, lines=30):
+    try:
+        with open(path, errors='replace') as f:
+            return ''.join(f.readlines()[-lines:])
+    except OSError:
+        return '(no log at %s)' % path
+
+
+class Bed(object):
+
+    def __init__(self, state_dir):
+        self.dir = os.path.abspath(state_dir)
+        self.logs = os.path.join(self.dir, 'logs')
+        self.state_file = os.path.join(self.dir, 'pids.json')
+        self.kvenv = os.path.join(ROOT, '.gate-kvenv')
+        self.env = dict(os.environ)
+        self.env.pop('OS_CLOUD', None)
+
+    # -- bookkeeping ---------------------------------------------------------
+    def _pids(self):
+        try:
+            with open(self.state_file) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return {}
+
+    def _record(self, name, pid):
+        pids = self._pids()
+        pids[name] = pid
+        with open(self.state_file, 'w') as f:
+            json.dump(pids, f)
+
+    def _spawn(self, name, cmd, env=None, cwd=None):
+        logfile = open(os.path.join(self.logs, name + '.log'), 'ab')
+        proc = subprocess.Popen(cmd, stdout=logfile, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, env=env or self.env,
+                                cwd=cwd, start_new_session=True)
+        logfile.close()
+        self._record(name, proc.pid)
+        return proc
+
+    def _wait(self, what, check, timeout, logname):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if check():
+                return
+            time.sleep(0.5)
+        raise BedError('%s did not come up in %ss; last lines of its log:\n'
+                       '%s' % (what, timeout, tail(os.path.join(
+                           self.logs, logname + '.log'))))
+
+    # -- up ------------------------------------------------------------------
+    def up(self):
+        if os.path.exists(self.state_file) and self._pids():
+            raise BedError('a bed is already running from %s; run down '
+                           'first' % self.dir)
+        for name, port in PORTS.items():
+            if port_open(port):
+                raise BedError('port %d (%s) is already in use on '
+                               '127.0.0.1' % (port, name))
+        shutil.rmtree(self.dir, ignore_errors=True)
+        os.makedirs(self.logs)
+        started = time.monotonic()
+        try:
+            self._keystone_venv()
+            self._array()
+            self._mariadb()
+            self._rabbit()
+            self._keystone()
+            self._register()
+            self._cinder()
+            self._volume_types()
+            self._write_client_files()
+        except BaseException:
+            self.down()
+            raise
+        log('up in %.0f s; credentials in %s' % (
+            time.monotonic() - started, os.path.join(self.dir, 'openrc')))
+
+    def _keystone_venv(self):
+        """Keystone lives in a venv of its own, kept between runs."""
+        if os.path.exists(os.path.join(self.kvenv, 'bin', 'keystone-manage')):
+            return
+        log('installing Keystone 30 into %s' % self.kvenv)
+        subprocess.run([sys.executable, '-m', 'venv', self.kvenv], check=True)
+        subprocess.run([os.path.join(self.kvenv, 'bin', 'pip'), 'install',
+                        '-q', '-c', os.path.join(HERE,
+                                                 'keystone-constraints.txt'),
+                        'keystone==30.0.0', 'gunicorn', 'PyMySQL'],
+                       check=True)
+
+    def _array(self):
+        data = os.path.join(self.dir, 'array')
+        proc = subprocess.Popen(
+            [sys.executable, '-m', 'reference_array', 'serve', '--data-dir',
+             data, '--log-file', os.path.join(self.logs, 'array.log'),
+             '--capacity-gib', '2048'],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL, text=True, start_new_session=True)
+        self._record('array', proc.pid)
+        line = proc.stdout.readline()
+        if not line:
+            raise BedError('reference array did not start:\n%s' %
+                           tail(os.path.join(self.logs, 'array.log')))
+        self.array = json.loads(line)
+        with open(os.path.join(self.dir, 'array.json'), 'w') as f:
+            json.dump(self.array, f)
+        log('reference array at %s' % self.array['k2'])
+
+    def _mariadb(self):
+        data = os.path.join(self.dir, 'mysql')
+        os.makedirs(data)
+        subprocess.run(['mariadb-install-db', '--no-defaults',
+                        '--datadir=' + data, '--user=root',
+                        '--skip-test-db'], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.sock = os.path.join(data, 'sock')
+        self._spawn('mariadb', [
+            'mariadbd', '--no-defaults', '--datadir=' + data,
+            '--socket=' + self.sock, '--port=%d' % PORTS['mariadb'],
+            '--bind-address=127.0.0.1', '--user=root',
+            '--pid-file=' + os.path.join(data, 'mysqld.pid'),
+            '--skip-name-resolve', '--max-connections=1000',
+            '--innodb-flush-log-at-trx-commit=2'])
+        self._wait('MariaDB', lambda: port_open(PORTS['mariadb']), 60,
+                   'mariadb')
+        sql = ("CREATE DATABASE cinder; CREATE DATABASE keystone; "
+               "CREATE USER 'os'@'127.0.0.1' IDENTIFIED BY '%s'; "
+               "GRANT ALL ON *.* TO 'os'@'127.0.0.1';" % DB_PASSWORD)
+        subprocess.run(['mariadb', '-S', self.sock, '-uroot', '-e', sql],
+                       check=True)
+        log('MariaDB up')
+
+    def _rabbit_env(self):
+        base = os.path.join(self.dir, 'rabbit')
+        env = dict(self.env, HOME=base, RABBITMQ_NODENAME='rabbit@localhost',
+                   RABBITMQ_NODE_IP_ADDRESS='127.0.0.1',
+                   ERL_EPMD_ADDRESS='127.0.0.1',
+                   RABBITMQ_MNESIA_BASE=os.path.join(base, 'mnesia'),
+                   RABBITMQ_LOG_BASE=os.path.join(base, 'log'),
+                   RABBITMQ_PID_FILE=os.path.join(base, 'rabbit.pid'),
+                   RABBITMQ_ENABLED_PLUGINS_FILE=os.path.join(
+                       base, 'enabled_plugins'),
+                   RABBITMQ_CONFIG_FILE=os.path.join(base, 'rabbitmq'),
+                   RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS=(
+                       '-kernel inet_dist_use_interface {127,0,0,1}'))
+        return base, env
+
+    def _rabbit(self):
+        base, env = self._rabbit_env()
+        os.makedirs(base, exist_ok=True)
+        with open(os.path.join(base, 'enabled_plugins'), 'w') as f:
+            f.write('[].')
+        with open(os.path.join(base, 'rabbitmq.conf'), 'w') as f:
+            f.write('listeners.tcp.default = 127.0.0.1:%d\n' %
+                    PORTS['rabbit'])
+        self._spawn('rabbit', ['/usr/lib/rabbitmq/bin/rabbitmq-server'],
+                    env=env)
+        result = subprocess.run(
+            ['/usr/lib/rabbitmq/bin/rabbitmqctl', 'wait',
+             env['RABBITMQ_PID_FILE'], '--timeout', '90'], env=env,
+            capture_output=True, text=True)
+        if result.returncode != 0:
+            raise BedError('RabbitMQ did not come up:\n%s\n%s' % (
+                result.stdout[-2000:], tail(os.path.join(self.logs,
+                                                         'rabbit.log'))))
+        log('RabbitMQ up')
+
+    def _keystone(self):
+        kdir = os.path.join(self.dir, 'keystone')
+        os.makedirs(kdir)
+        conf = os.path.join(kdir, 'keystone.conf')
+        with open(conf, 'w') as f:
+            f.write(textwrap.dedent('''\
+                [DEFAULT]
+                log_file = %(logs)s/keystone-app.log
+                [database]
+                connection = %(dburl)s/keystone?charset=utf8
+                [fernet_tokens]
+                key_repository = %(k)s/fernet-keys
+                [fernet_receipts]
+                key_repository = %(k)s/fernet-keys
+                [credential]
+                key_repository = %(k)s/credential-keys
+                [identity]
+                password_hash_rounds = 4
+                ''') % {'logs': self.logs, 'dburl': DB_URL, 'k': kdir})
+        manage = [os.path.join(self.kvenv, 'bin', 'keystone-manage'),
+                  '--config-file', conf]
+        for args in (['db_sync'],
+                     ['fernet_setup', '--keystone-user', 'root',
+                      '--keystone-group', 'root'],
+                     ['credential_setup', '--keystone-user', 'root',
+                      '--keystone-group', 'root'],
+                     ['bootstrap', '--bootstrap-password', PASSWORD,
+                      '--bootstrap-region-id', 'RegionOne',
+                      '--bootstrap-admin-url', 'http://127.0.0.1:5000/v3/',
+                      '--bootstrap-public-url', 'http://127.0.0.1:5000/v3/',
+                      '--bootstrap-internal-url',
+                      'http://127.0.0.1:5000/v3/']):
+            result = subprocess.run(manage + args, capture_output=True,
+                                    text=True)
+            if result.returncode != 0:
+                raise BedError('keystone-manage %s failed:\n%s' % (
+                    args[0], result.stderr[-3000:]))
+        # gunicorn's own arguments must not reach Keystone's parser.
+        with open(os.path.join(kdir, 'kwsgi.py'), 'w') as f:
+            f.write('import sys\nsys.argv = sys.argv[:1]\n'
+                    'from keystone.wsgi.api import application  # noqa\n')
+        env = dict(self.env, OS_KEYSTONE_CONFIG_FILES=conf)
+        self._spawn('keystone', [
+            os.path.join(self.kvenv, 'bin', 'gunicorn'), '--chdir', kdir,
+            '-b', '127.0.0.1:%d' % PORTS['keystone'], '-w', '2',
+            'kwsgi:application'], env=env)
+        self._wait('Keystone', lambda: _http_ok('http://127.0.0.1:5000/v3'),
+                   90, 'keystone')
+        log('Keystone up')
+
+    def admin_env(self):
+        return dict(self.env, OS_AUTH_URL='http://127.0.0.1:5000/v3',
+                    OS_USERNAME='admin', OS_PASSWORD=PASSWORD,
+                    OS_PROJECT_NAME='admin', OS_USER_DOMAIN_ID='default',
+                    OS_PROJECT_DOMAIN_ID='default',
+                    OS_IDENTITY_API_VERSION='3', OS_REGION_NAME='RegionOne',
+                    OS_VOLUME_API_VERSION='3.70')
+
+    def _register(self):
+        script = textwrap.dedent('''
+            import openstack
+            idn = openstack.connect().identity
+            proj = idn.create_project(name='service', domain_id='default')
+            user = idn.create_user(name='cinder', password=%r,
+                                   domain_id='default')
+            for r in ('admin', 'service'):
+                idn.assign_project_role_to_user(proj, user, idn.find_role(r))
+            for name, stype, url in (
+                    ('cinder', 'block-storage', 'http://127.0.0.1:8776/v3'),
+                    ('cinderv3', 'volumev3',
+                     'http://127.0.0.1:8776/v3/%%(project_id)s')):
+                svc = idn.create_service(name=name, type=stype)
+                for i in ('public', 'internal', 'admin'):
+                    idn.create_endpoint(service_id=svc.id, interface=i,
+                                        url=url, region_id='RegionOne')
+            ''') % SERVICE_PASSWORD
+        result = subprocess.run([sys.executable, '-c', script],
+                                env=self.admin_env(), capture_output=True,
+                                text=True)
+        if result.returncode != 0:
+            raise BedError('registering Cinder in Keystone failed:\n%s' %
+                           result.stderr[-3000:])
+
+    def cinder_conf_path(self):
+        return os.path.join(self.dir, 'cinder', 'cinder.conf')
+
+    def _cinder(self):
+        cdir = os.path.join(self.dir, 'cinder')
+        for sub in ('state', 'lock'):
+            os.makedirs(os.path.join(cdir, sub))
+        etc = os.path.join(os.path.dirname(BIN), 'etc', 'cinder')
+        host, port = self.array['k2'][len('https://'):].rsplit(':', 1)
+        with open(self.cinder_conf_path(), 'w') as f:
+            f.write(textwrap.dedent('''\
+                [DEFAULT]
+                debug = True
+                auth_strategy = keystone
+                transport_url = rabbit://guest:guest@127.0.0.1:5672/
+                host = gate
+                my_ip = 127.0.0.1
+                state_path = %(c)s/state
+                api_paste_config = %(etc)s/api-paste.ini
+                rootwrap_config = %(etc)s/rootwrap.conf
+                resource_query_filters_file = %(etc)s/resource_filters.json
+                osapi_volume_listen = 127.0.0.1
+                osapi_volume_workers = 1
+                scheduler_driver_init_wait_time = 10
+                enabled_backends = %(backend)s
+                default_volume_type = dedup
+                [database]
+                connection = %(dburl)s/cinder?charset=utf8
+                [oslo_concurrency]
+                lock_path = %(c)s/lock
+                [keystone_authtoken]
+                www_authenticate_uri = http://127.0.0.1:5000
+                auth_url = http://127.0.0.1:5000
+                auth_type = password
+                username = cinder
+                password = %(svc)s
+                user_domain_name = Default
+                project_name = service
+                project_domain_name = Default
+                service_token_roles_required = true
+                [%(backend)s]
+                volume_driver = cinder_driver.k2.driver.K2ISCSIDriver
+                volume_backend_name = %(backend)s
+                san_ip = %(host)s
+                san_api_port = %(port)s
+                san_login = %(user)s
+                san_password = %(pw)s
+                driver_ssl_cert_path = %(ca)s
+                ''') % {'c': cdir, 'etc': etc, 'dburl': DB_URL,
+                        'svc': SERVICE_PASSWORD, 'backend': BACKEND,
+                        'host': host, 'port': port,
+                        'user': self.array['user'],
+                        'pw': self.array['password'],
+                        'ca': self.array['ca_cert']})
+        conf = self.cinder_conf_path()
+        result = subprocess.run([os.path.join(BIN, 'cinder-manage'),
+                                 '--config-file', conf, 'db', 'sync'],
+                                capture_output=True, text=True)
+        if result.returncode != 0:
+            raise BedError('cinder-manage db sync failed:\n%s' %
+                           result.stderr[-3000:])
+        # Volume first: the scheduler waits for its capabilities.
+        for service in ('volume', 'scheduler', 'api'):
+            self._spawn('cinder-' + service, [
+                os.path.join(BIN, 'cinder-' + service), '--config-file',
+                conf])
+        self._wait('cinder-api', lambda: _http_ok('http://127.0.0.1:8776/'),
+                   90, 'cinder-api')
+        self._wait('cinder-volume (%s) reporting up' % BACKEND,
+                   self._backend_up, 120, 'cinder-volume')
+        log('Cinder up with backend %s' % BACKEND)
+
+    def _backend_up(self):
+        result = subprocess.run(
+            [os.path.join(BIN, 'cinder'), 'service-list', '--binary',
+             'cinder-volume'], env=self.admin_env(), capture_output=True,
+            text=True)
+        return any(('gate@%s' % BACKEND) in line and ' up ' in line
+                   for line in result.stdout.splitlines())
+
+    def cinder(self, *args):
+        result = subprocess.run([os.path.join(BIN, 'cinder')] + list(args),
+                                env=self.admin_env(), capture_output=True,
+                                text=True)
+        if result.returncode != 0:
+            raise BedError('cinder %s failed:\n%s' % (' '.join(args),
+                                                      result.stderr))
+        return result.stdout
+
+    def _volume_types(self):
+        self.cinder('type-create', 'dedup')
+        self.cinder('type-key', 'dedup', 'set',
+                    'volume_backend_name=%s' % BACKEND)
+        self.cinder('type-create', 'nodedup')
+        self.cinder('type-key', 'nodedup', 'set',
+                    'volume_backend_name=%s' % BACKEND,
+                    'k2:dedup=<is> False')
+
+    def _write_client_files(self):
+        env = self.admin_env()
+        keys = sorted(k for k in env if k.startswith('OS_'))
+        path = os.path.join(self.dir, 'openrc')
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, 'w') as f:
+            for key in keys:
+                f.write('export %s=%s\n' % (key, env[key]))
+
+    # -- down ----------------------------------------------------------------
+    def down(self):
+        pids = self._pids()
+        if 'rabbit' in pids:
+            base, env = self._rabbit_env()
+            subprocess.run(['/usr/lib/rabbitmq/bin/rabbitmqctl', 'stop',
+                            env['RABBITMQ_PID_FILE']], env=env,
+                           capture_output=True, timeout=60)
+        for name in reversed(list(pids)):
+            _stop_group(pids[name])
+        _stop_epmd()
+        if os.path.exists(self.state_file):
+            os.unlink(self.state_file)
+        left = [name for name, port in PORTS.items() if port_open(port)]
+        if left:
+            raise BedError('still listening after down: %s' %
+                           ', '.join(left))
+        log('down: nothing left running')
+
+
+def _http_ok(url):
+    try:
+        urllib.request.urlopen(url, timeout=2)
+        return True
+    except urllib.error.HTTPError:
+        return True
+    except OSError:
+        return False
+
+
+def _stop_group(pid, timeout=30):
+    """SIGTERM a process group, SIGKILL it if it does not go."""
+    try:
+        os.killpg(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            # Reap it if it is our child: a zombie still answers signal 0.
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                return
+        except ChildProcessError:
+            pass
+        try:
+            os.killpg(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.2)
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _stop_epmd():
+    """rabbitmq-server leaves Erlang's port mapper behind."""
+    result = subprocess.run(['ss', '-ltnpH', 'sport = :%d' % PORTS['epmd']],
+                            capture_output=True, text=True)
+    for part in result.stdout.split('pid=')[1:]:
+        pid = int(part.split(',')[0])
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass

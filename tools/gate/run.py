@@ -1,0 +1,172 @@
+"""``tox -e tempest [-- REGEX]``: Tempest against cinder-flash on the bed.
+
+Also ``up`` and ``down`` to keep a bed running by hand.
+"""
+
+import argparse
+import collections
+import os
+import subprocess
+import sys
+import textwrap
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
+
+from tools.gate import bed as bed_mod  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = bed_mod.ROOT
+BIN = bed_mod.BIN
+DEFAULT_REGEX = r'^(tempest\.api\.volume|cinder_tempest_plugin\.(api|rbac))'
+
+
+def tempest_conf(bed):
+    return textwrap.dedent('''\
+        [DEFAULT]
+        log_file = tempest.log
+        [auth]
+        admin_username = admin
+        admin_password = %(pw)s
+        admin_project_name = admin
+        admin_domain_name = Default
+        use_dynamic_credentials = True
+        [identity]
+        uri_v3 = http://127.0.0.1:5000/v3
+        auth_version = v3
+        region = RegionOne
+        [identity-feature-enabled]
+        api_v2 = False
+        [service_available]
+        cinder = True
+        nova = False
+        glance = False
+        neutron = False
+        swift = False
+        [volume]
+        catalog_type = block-storage
+        backend_names = %(backend)s
+        storage_protocol = iSCSI
+        vendor_name = cinder-flash
+        volume_type = dedup
+        min_microversion = 3.0
+        max_microversion = latest
+        build_timeout = 120
+        manage_volume_ref = source-name,cv-%%s
+        [volume-feature-enabled]
+        backup = False
+        snapshot = True
+        clone = True
+        manage_volume = True
+        manage_snapshot = False
+        extend_attached_volume = False
+        volume_revert = True
+        consistency_group = False
+        replication = False
+        multi_backend = False
+        enable_volume_image_dep_tests = False
+        [enforce_scope]
+        cinder = True
+        ''') % {'pw': bed_mod.PASSWORD, 'backend': bed_mod.BACKEND}
+
+
+def run_tempest(bed, regex, results_dir):
+    work = os.path.join(bed.dir, 'tempest')
+    if os.path.exists(work):
+        subprocess.run(['rm', '-rf', work], check=True)
+    env = dict(bed.env, HOME=os.path.join(bed.dir, 'home'))
+    os.makedirs(env['HOME'], exist_ok=True)
+    subprocess.run([os.path.join(BIN, 'tempest'), 'init', work], env=env,
+                   check=True, stdout=subprocess.DEVNULL)
+    with open(os.path.join(work, 'etc', 'tempest.conf'), 'w') as f:
+        f.write(tempest_conf(bed))
+    cmd = [os.path.join(BIN, 'tempest'), 'run', '--regex', regex,
+           '--exclude-list', os.path.join(HERE, 'exclude.txt'),
+           '--concurrency', '4']
+    print('[gate] %s' % ' '.join(cmd), flush=True)
+    code = subprocess.run(cmd, cwd=work, env=env).returncode
+    subunit = subprocess.run([os.path.join(BIN, 'stestr'), 'last',
+                              '--subunit'], cwd=work, env=env,
+                             capture_output=True).stdout
+    if results_dir:
+        os.makedirs(results_dir, exist_ok=True)
+        with open(os.path.join(results_dir, 'tempest.subunit'), 'wb') as f:
+            f.write(subunit)
+    report(subunit)
+    return code
+
+
+def report(subunit_bytes):
+    import io
+
+    import subunit
+    import testtools
+
+    per_suite = collections.defaultdict(collections.Counter)
+    skips = collections.Counter()
+    reasons = collections.defaultdict(bytes)
+
+    class Collector(testtools.StreamResult):
+        def status(self, test_id=None, test_status=None, file_name=None,
+                   file_bytes=None, **kw):
+            if test_id and file_name == 'reason' and file_bytes:
+                reasons[test_id] += bytes(file_bytes)
+            if test_id and test_status in ('success', 'fail', 'skip',
+                                           'xfail', 'uxsuccess'):
+                # "setUpClass (tempest.api...)" counts for its module.
+                name = test_id.split('(')[-1].strip(' )')
+                per_suite[name.split('.')[0]][test_status] += 1
+            if test_status == 'skip':
+                text = reasons.pop(test_id, b'').decode(errors='replace')
+                skips[text.strip() or '(no reason given)'] += 1
+
+    stream = subunit.ByteStreamToStreamResult(io.BytesIO(subunit_bytes))
+    collector = Collector()
+    collector.startTestRun()
+    stream.run(collector)
+    collector.stopTestRun()
+    print('\n[gate] results per suite', flush=True)
+    for suite, counts in sorted(per_suite.items()):
+        ran = sum(counts[s] for s in ('success', 'fail', 'xfail',
+                                      'uxsuccess'))
+        print('  %-24s ran %d, passed %d, skipped %d, failed %d' % (
+            suite, ran, counts['success'] + counts['xfail'], counts['skip'],
+            counts['fail'] + counts['uxsuccess']))
+    if skips:
+        print('[gate] skip reasons')
+        for reason, n in skips.most_common():
+            print('  %3d  %s' % (n, reason.splitlines()[0][:150]))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument('command', nargs='?', default='tempest',
+                        help='tempest (default), up, down')
+    parser.add_argument('regex', nargs='?', default=DEFAULT_REGEX)
+    parser.add_argument('--state-dir', default=os.path.join(ROOT, '.gate'))
+    parser.add_argument('--results-dir',
+                        default=os.environ.get('CINDER_FLASH_RESULTS'))
+    args = parser.parse_args()
+    if args.command not in ('tempest', 'up', 'down'):
+        # ``tox -e tempest -- REGEX``: a lone argument is the regex.
+        args.command, args.regex = 'tempest', args.command
+    bed = bed_mod.Bed(args.state_dir)
+    try:
+        if args.command == 'up':
+            bed.up()
+            return 0
+        if args.command == 'down':
+            bed.down()
+            return 0
+        bed.up()
+        try:
+            return run_tempest(bed, args.regex, args.results_dir)
+        finally:
+            bed.down()
+    except bed_mod.BedError as e:
+        print('[gate] FAILED: %s' % e, file=sys.stderr, flush=True)
+        return 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())
