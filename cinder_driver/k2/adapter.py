@@ -22,6 +22,7 @@ from cinder_driver.common import extra_specs
 from cinder_driver.common import naming
 from cinder_driver.common import stats as flash_stats
 from cinder_driver.k2 import client as k2_client
+from cinder_driver.k2 import groups
 
 LOG = logging.getLogger(__name__)
 
@@ -81,17 +82,26 @@ def _owner(volume):
 def _ids(provider_id):
     """(group_id, object_id) from a provider_id, or None if unusable."""
     try:
-        first, second = str(provider_id).split('/')
+        parts = str(provider_id).split('/')
+        if len(parts) == 3 and parts[2] == groups.SHARED:
+            parts = parts[:2]
+        first, second = parts
         return int(first), int(second)
     except (TypeError, ValueError, AttributeError):
         return None
+
+
+def _is_shared(provider_id):
+    return str(provider_id).endswith('/' + groups.SHARED)
 
 
 def _provider_id(first, second):
     return '%d/%d' % (first, second)
 
 
-class K2Adapter(object):
+class K2Adapter(groups.GroupOps):
+
+    KIB_PER_GIB = KIB_PER_GIB
 
     def __init__(self, configuration, protocol, driver_version):
         self.configuration = configuration
@@ -184,6 +194,18 @@ class K2Adapter(object):
                     path='/system/fc_ports',
                     reason=_('the array has no FC target port'))
 
+    @staticmethod
+    def _type_dedup(volume_type):
+        return volume_specs(volume_type)['dedup']
+
+    @staticmethod
+    def _owner(obj):
+        return _owner(obj)
+
+    @staticmethod
+    def _shared(volume):
+        return _is_shared(volume.provider_id)
+
     # -- lookups -------------------------------------------------------------
     def _volume_ids(self, volume, required=True):
         """(group_id, volume_id) of a Cinder volume on the array."""
@@ -235,7 +257,23 @@ class K2Adapter(object):
         return {'provider_id': _provider_id(group['id'], vol['id'])}
 
     def create_volume(self, volume):
+        if volume.group_id and groups.is_consistent(volume.group):
+            return self._create_in_group(volume)
         return self._create(volume, volume.size)
+
+    def _create_in_group(self, volume):
+        vg = self._group_vg(volume.group)
+        if self._type_dedup(volume.volume_type) != vg['is_dedup']:
+            raise exception.InvalidVolume(reason=_(
+                'the volume type does not match the deduplication of group '
+                '%s') % volume.group_id)
+        vol = self.client.create('volumes', {
+            'name': naming.volume_name(volume),
+            'description': _owner(volume),
+            'size': volume.size * KIB_PER_GIB,
+            'volume_group': k2_client.ref('volume_groups', vg['id'])})
+        return {'provider_id': '%d/%d/%s' % (vg['id'], vol['id'],
+                                             groups.SHARED)}
 
     def delete_volume(self, volume):
         ids = self._volume_ids(volume, required=False)
@@ -250,6 +288,8 @@ class K2Adapter(object):
             if e.status == 400:
                 raise exception.VolumeIsBusy(volume_name=volume.name)
             raise
+        if self._shared(volume):
+            return
         try:
             self.client.delete('volume_groups', group_id)
         except flash_exception.ArrayAPIError as e:
@@ -295,10 +335,13 @@ class K2Adapter(object):
             'short_name': naming.snapshot_name(snapshot),
             'source': k2_client.ref('volume_groups', group_id),
             'retention_policy': self.retention_policy,
-            'is_auto_deleteable': False})
+            'is_auto_deleteable': False, 'description': _owner(snapshot)})
         try:
+            # A volume in a consistency group shares its volume group: pick
+            # this volume's member of the snapshot.
             volsnap = self.client.find('volsnaps', **{
-                'snapshot.ref': '/snapshots/%d' % snap['id']})
+                'snapshot.ref': '/snapshots/%d' % snap['id'],
+                'source.ref': '/volumes/%d' % _volume_id})
             if volsnap is None:
                 raise flash_exception.ArrayBadReply(
                     array=self.client.http.array_name, method='GET',
@@ -325,6 +368,10 @@ class K2Adapter(object):
             raise
 
     def revert_to_snapshot(self, volume, snapshot):
+        if self._shared(volume) or _is_shared(snapshot.provider_id):
+            raise exception.VolumeDriverException(message=_(
+                'volume %s is in a consistency group: restoring its K2 volume '
+                'group would revert every member') % volume.id)
         group_id, _volume_id = self._volume_ids(volume)
         snap_id, _volsnap = self._snapshot_ids(snapshot)
         self.client.update('volume_groups', group_id, {
@@ -519,6 +566,7 @@ class K2Adapter(object):
                 'multiattach': True,
                 'online_extend_support': True,
                 'QoS_support': False,
+                'consistent_group_snapshot_enabled': True,
                 'sparse_copy_volume': True,
                 'compression_support': True,
                 'deduplication_support': True,
@@ -613,6 +661,99 @@ class K2Adapter(object):
         ids = self._volume_ids(volume, required=False)
         if ids is not None:
             self.client.update('volumes', ids[1], {'description': ''})
+
+    def _manage_snapshot_target(self, snapshot, existing_ref):
+        group_id, _volume_id = self._volume_ids(snapshot.volume)
+        group_ref = '/volume_groups/%d' % group_id
+        snap = None
+        if 'source-id' in existing_ref:
+            try:
+                snap = self.client.get('snapshots',
+                                       int(existing_ref['source-id']))
+            except (ValueError, TypeError):
+                raise exception.ManageExistingInvalidReference(
+                    existing_ref=existing_ref,
+                    reason=_('source-id must be a K2 snapshot id'))
+            except flash_exception.ArrayAPIError as e:
+                if e.status != 404:
+                    raise
+        elif 'source-name' in existing_ref:
+            snap = self.client.find('snapshots', **{
+                'short_name': existing_ref['source-name'],
+                'volume_group.ref': group_ref})
+        else:
+            raise exception.ManageExistingInvalidReference(
+                existing_ref=existing_ref,
+                reason=_('give source-name or source-id'))
+        reason = None
+        if snap is None:
+            reason = _('no such snapshot of volume %s on the array') % (
+                snapshot.volume_id)
+        elif snap['volume_group']['ref'] != group_ref:
+            reason = _('it is a snapshot of another volume')
+        elif snap.get('is_exposable'):
+            reason = _('it is a view, not a snapshot')
+        elif (snap.get('description') or '').startswith(OWNER_PREFIX) and \
+                snap['description'] != _owner(snapshot):
+            reason = _('it is managed by Cinder already (as snapshot %s)') % (
+                snap['description'][len(OWNER_PREFIX):])
+        if reason:
+            raise exception.ManageExistingInvalidReference(
+                existing_ref=existing_ref, reason=reason)
+        return snap
+
+    def manage_existing_snapshot_get_size(self, snapshot, existing_ref):
+        self._manage_snapshot_target(snapshot, existing_ref)
+        _group, volume_id = self._volume_ids(snapshot.volume)
+        return -(-self.client.get('volumes', volume_id)['size'] //
+                 KIB_PER_GIB)
+
+    def manage_existing_snapshot(self, snapshot, existing_ref):
+        snap = self._manage_snapshot_target(snapshot, existing_ref)
+        volsnap = self.client.find('volsnaps', **{
+            'snapshot.ref': '/snapshots/%d' % snap['id']})
+        if volsnap is None:
+            raise exception.ManageExistingInvalidReference(
+                existing_ref=existing_ref,
+                reason=_('the snapshot has no volume member'))
+        self.client.update('snapshots', snap['id'], {
+            'short_name': naming.snapshot_name(snapshot),
+            'description': _owner(snapshot)})
+        return {'provider_id': _provider_id(snap['id'], volsnap['id'])}
+
+    def unmanage_snapshot(self, snapshot):
+        try:
+            snap_id, _volsnap = self._snapshot_ids(snapshot)
+        except exception.SnapshotNotFound:
+            return
+        self.client.update('snapshots', snap_id, {'description': ''})
+
+    def get_manageable_snapshots(self, cinder_snapshots, marker, limit,
+                                 offset, sort_keys, sort_dirs):
+        from cinder.volume import volume_utils
+        known = {naming.snapshot_name(s): s.id for s in cinder_snapshots}
+        groups = {'/volume_groups/%d' % g['id']: g['name']
+                  for g in self.client.search('volume_groups')}
+        entries = []
+        for snap in self.client.search('snapshots'):
+            group = groups.get(snap['volume_group']['ref'], '')
+            if snap.get('is_exposable') or not group.startswith(
+                    naming.GROUP_PREFIX):
+                continue
+            owner = snap.get('description') or ''
+            owner = owner[len(OWNER_PREFIX):] \
+                if owner.startswith(OWNER_PREFIX) else None
+            cinder_id = known.get(snap['short_name']) or owner
+            entries.append({
+                'reference': {'source-name': snap['short_name']},
+                'size': 0, 'cinder_id': cinder_id,
+                'safe_to_manage': cinder_id is None,
+                'reason_not_safe': 'already managed' if cinder_id else None,
+                'extra_info': None,
+                'source_reference': {'source-name': naming.VOLUME_PREFIX +
+                                     group[len(naming.GROUP_PREFIX):]}})
+        return volume_utils.paginate_entries_list(
+            entries, marker, limit, offset, sort_keys, sort_dirs)
 
     def get_manageable_volumes(self, cinder_volumes, marker, limit, offset,
                                sort_keys, sort_dirs):

@@ -102,6 +102,44 @@ class K2BaseDriver(driver.VolumeDriver):
         return self.adapter.get_manageable_volumes(
             cinder_volumes, marker, limit, offset, sort_keys, sort_dirs)
 
+    def manage_existing_snapshot(self, snapshot, existing_ref):
+        return self.adapter.manage_existing_snapshot(snapshot, existing_ref)
+
+    def manage_existing_snapshot_get_size(self, snapshot, existing_ref):
+        return self.adapter.manage_existing_snapshot_get_size(snapshot,
+                                                              existing_ref)
+
+    def unmanage_snapshot(self, snapshot):
+        self.adapter.unmanage_snapshot(snapshot)
+
+    def get_manageable_snapshots(self, cinder_snapshots, marker, limit,
+                                 offset, sort_keys, sort_dirs):
+        return self.adapter.get_manageable_snapshots(
+            cinder_snapshots, marker, limit, offset, sort_keys, sort_dirs)
+
+    def create_group(self, context, group):
+        return self.adapter.create_group(group)
+
+    def delete_group(self, context, group, volumes):
+        return self.adapter.delete_group(group, volumes)
+
+    def update_group(self, context, group, add_volumes=None,
+                     remove_volumes=None):
+        return self.adapter.update_group(group, add_volumes, remove_volumes)
+
+    def create_group_snapshot(self, context, group_snapshot, snapshots):
+        return self.adapter.create_group_snapshot(group_snapshot, snapshots)
+
+    def delete_group_snapshot(self, context, group_snapshot, snapshots):
+        return self.adapter.delete_group_snapshot(group_snapshot, snapshots)
+
+    def create_group_from_src(self, context, group, volumes,
+                              group_snapshot=None, snapshots=None,
+                              source_group=None, source_vols=None):
+        return self.adapter.create_group_from_src(
+            group, volumes, group_snapshot, snapshots, source_group,
+            source_vols)
+
     def create_export(self, context, volume, connector):
         pass
 

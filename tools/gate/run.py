@@ -53,15 +53,16 @@ def tempest_conf(bed):
         max_microversion = latest
         build_timeout = 120
         manage_volume_ref = source-name,cv-%%s
+        manage_snapshot_ref = source-name,cs-%%s
         [volume-feature-enabled]
         backup = False
         snapshot = True
         clone = True
         manage_volume = True
-        manage_snapshot = False
+        manage_snapshot = True
         extend_attached_volume = False
         volume_revert = True
-        consistency_group = False
+        consistency_group = True
         replication = False
         multi_backend = False
         enable_volume_image_dep_tests = False

@@ -98,3 +98,58 @@ class K2ManageTestCase(k2_driver_base.K2DriverTestCase):
         bad = self.volume_type(**{'k2:dedup': 'sometimes'})
         self.assertRaises(exception.InvalidVolumeType, self.driver.retype,
                           self.ctx, vol, bad, {}, {})
+
+
+class K2ManageSnapshotTestCase(k2_driver_base.K2DriverTestCase):
+
+    def test_unmanage_and_manage_snapshot_again(self):
+        from cinder.tests.unit import fake_snapshot
+        from oslo_utils import uuidutils
+        vol = self.create()
+        snap = self.snapshot(vol)
+        name = 'cs-%s' % snap.id
+        self.driver.unmanage_snapshot(snap)
+        again = fake_snapshot.fake_snapshot_obj(
+            self.ctx, id=uuidutils.generate_uuid(), volume_id=vol.id,
+            provider_id=None)
+        again.volume = vol
+        ref = {'source-name': name}
+        self.assertEqual(1, self.driver.manage_existing_snapshot_get_size(
+            again, ref))
+        again.update(self.driver.manage_existing_snapshot(again, ref))
+        found = self.array.k2_client().find('snapshots', short_name='cs-%s'
+                                            % again.id)
+        self.assertEqual('cinder:%s' % again.id, found['description'])
+        self.driver.delete_snapshot(again)
+        self.assertEqual([], self.array.k2_client().search('snapshots'))
+
+    def test_manage_snapshot_refusals(self):
+        from cinder.tests.unit import fake_snapshot
+        from oslo_utils import uuidutils
+        vol, other = self.create(), self.create()
+        owned = self.snapshot(vol)
+        foreign = self.snapshot(other)
+        self.driver.unmanage_snapshot(foreign)
+        target = fake_snapshot.fake_snapshot_obj(
+            self.ctx, id=uuidutils.generate_uuid(), volume_id=vol.id,
+            provider_id=None)
+        target.volume = vol
+        for ref in ({'source-name': 'cs-%s' % owned.id},
+                    {'source-name': 'cs-%s' % foreign.id},
+                    {'source-name': 'nothing'}, {'source-id': 'x'}, {}):
+            self.assertRaises(exception.ManageExistingInvalidReference,
+                              self.driver.manage_existing_snapshot, target,
+                              ref)
+
+    def test_list_manageable_snapshots(self):
+        vol = self.create()
+        snap = self.snapshot(vol)
+        loose = self.snapshot(vol)
+        self.driver.unmanage_snapshot(loose)
+        entries = self.driver.get_manageable_snapshots(
+            [snap], None, 1000, 0, ['size'], ['asc'])
+        by_name = {e['reference']['source-name']: e for e in entries}
+        self.assertFalse(by_name['cs-%s' % snap.id]['safe_to_manage'])
+        self.assertTrue(by_name['cs-%s' % loose.id]['safe_to_manage'])
+        self.assertEqual({'source-name': 'cv-%s' % vol.name_id},
+                         by_name['cs-%s' % loose.id]['source_reference'])

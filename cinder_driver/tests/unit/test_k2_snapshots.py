@@ -17,7 +17,10 @@ class SnapshotCloneTestCase(k2_fakes.AdapterTestCase):
             'short_name': 'cs-%s' % snap.id,
             'source': {'ref': '/volume_groups/7'},
             'retention_policy': {'ref': '/retention_policies/1'},
-            'is_auto_deleteable': False})
+            'is_auto_deleteable': False,
+            'description': 'cinder:%s' % snap.id})
+        self.client.find.assert_called_once_with('volsnaps', **{
+            'snapshot.ref': '/snapshots/3', 'source.ref': '/volumes/9'})
 
     def test_snapshot_without_member_is_removed(self):
         self.client.create.return_value = {'id': 3}
