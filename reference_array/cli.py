@@ -20,6 +20,9 @@ def main(argv=None):
                             '(default 127.0.0.1)')
     serve.add_argument('--k2-port', type=int, default=0,
                        help='K2 REST port (default: any free port)')
+    serve.add_argument('--iscsi-port', type=int, default=3260,
+                       help='iSCSI portal port (default 3260; 0: any free '
+                            'port)')
     serve.add_argument('--user', help='add or reset this REST user')
     serve.add_argument('--password', help='password of --user')
     serve.add_argument('--name', help='system name on first start')

@@ -278,6 +278,31 @@ class Engine(object):
             self.write(layer, pos, bytes(take))
             pos += take
 
+    def allocated_run(self, layer, offset, limit):
+        """(allocated, length) of the run of chunks starting at offset.
+
+        A chunk is allocated when it holds data (not zeros) anywhere in
+        the layer's chain; the run stops after ``limit`` bytes.
+        """
+        with self.lock:
+            chain = self._chain(layer)
+
+            def state(idx):
+                for anc in chain:
+                    row = self.db.execute(
+                        'SELECT chunk FROM maps WHERE layer = ? AND idx = ?',
+                        (anc, idx)).fetchone()
+                    if row is not None:
+                        return row[0] != ZERO
+                return False
+            first = offset // self.chunk
+            kind = state(first)
+            idx = first + 1
+            end = (offset + limit + self.chunk - 1) // self.chunk
+            while idx < end and state(idx) == kind:
+                idx += 1
+            return kind, min(idx * self.chunk, offset + limit) - offset
+
     def flush(self):
         """Make every committed write durable (SYNCHRONIZE CACHE)."""
         self.store.sync()

@@ -36,6 +36,9 @@ class MetadataStore(object):
         # not take this lock.
         self.lock = threading.RLock()
         self._depth = 0
+        # Bumped by every durable (object) change; readers that cache a
+        # view of the objects compare it to know when to look again.
+        self.generation = 0
 
     def close(self):
         with self.lock:
@@ -66,6 +69,8 @@ class MetadataStore(object):
             self._depth -= 1
             if outer:
                 self._db.execute('COMMIT')
+                if durable:
+                    self.generation += 1
 
     def sync(self):
         """Force everything committed so far to stable storage."""

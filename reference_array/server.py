@@ -9,7 +9,9 @@ import threading
 import uuid
 
 from reference_array import engine as engine_mod
+from reference_array import exports as exports_mod
 from reference_array import httpd
+from reference_array import iscsi
 from reference_array import k2api
 from reference_array import k2model
 from reference_array import metadata
@@ -79,6 +81,10 @@ class Array(object):
         self.k2_server = httpd.JSONServer(
             k2api.K2API(self.k2, users), host, args.k2_port, cert, key,
             request_log=os.path.join(self.data_dir, 'k2-requests.log'))
+        self.exports = exports_mod.Exports(self.store, self.engine,
+                                           system['iqn'],
+                                           self.config['system_id'])
+        self.target = iscsi.Target(self.exports, host, args.iscsi_port)
         self._stopped = threading.Event()
 
     def endpoints(self):
@@ -86,6 +92,8 @@ class Array(object):
             else 'admin'
         return {
             'k2': self.k2_server.url,
+            'iscsi_portal': '%s:%d' % (self.target.host, self.target.port),
+            'iqn': self.exports.iqn,
             'user': user,
             'password': self.config['users'][user],
             'ca_cert': self.cert,
@@ -94,6 +102,7 @@ class Array(object):
         }
 
     def start(self):
+        self.target.start()
         self.k2_server.start()
 
     def stop(self):
@@ -101,6 +110,8 @@ class Array(object):
             return
         self._stopped.set()
         self.k2_server.stop()
+        self.target.stop()
+        self.engine.flush()
         self.store.close()
 
     def serve_until_signalled(self):

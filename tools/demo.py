@@ -20,6 +20,23 @@ from tools.gate import bed as bed_mod  # noqa: E402
 
 BIN = os.path.dirname(sys.executable)
 STATE = os.path.join(ROOT, '.demo')
+DEMO_INITIATOR = 'iqn.2026-11.io.cinder-flash:demo-client'
+
+
+def _make_dataset(path, mib=64):
+    """JSON documents that compress and repeat, like a database's pages."""
+    import random
+    rnd = random.Random(7)
+    states = ['state-%02d' % n for n in range(57)]
+    block = bytearray()
+    while len(block) < 4 << 20:
+        block += ('{"mNumber": %d, "state": "%s", "payload": "%s"}\n' % (
+            rnd.randrange(10 ** 9), rnd.choice(states),
+            ''.join(rnd.choice('abcdef0123456789') for _ in range(64)))
+        ).encode()
+    with open(path, 'wb') as f:
+        for _n in range(mib // 4):
+            f.write(block[:4 << 20])
 
 
 def step(text):
@@ -55,6 +72,39 @@ class Tour(object):
         raise SystemExit('%s %s not %s after %ss' % (kind, name, status,
                                                      timeout))
 
+    def write_through_iscsi(self):
+        """Attach as a compute host would, and write with an initiator."""
+        step('attach demo-dedup to a host and write data through iSCSI')
+        out = self.openstack(
+            '--os-volume-api-version', '3.54', 'volume', 'attachment',
+            'create', '--connect', '--initiator', DEMO_INITIATOR, '--ip',
+            '127.0.0.1', '--host', 'demo-client', '--mode', 'rw',
+            'demo-dedup', '-f', 'json')
+        attachment = json.loads(out)
+        info = attachment['properties']
+        data = info.get('data', info)
+        print('connection: %s LUN %s on %s' % (
+            data['target_iqn'], data['target_lun'], data['target_portal']))
+        dataset = os.path.join(STATE, 'dataset.raw')
+        _make_dataset(dataset)
+        target = 'json:' + json.dumps({
+            'file.driver': 'iscsi', 'file.transport': 'tcp',
+            'file.portal': data['target_portal'],
+            'file.target': data['target_iqn'],
+            'file.lun': data['target_lun'],
+            'file.initiator-name': DEMO_INITIATOR})
+        print('$ qemu-img convert -n -O raw %s iscsi://...' % dataset)
+        started = time.monotonic()
+        result = subprocess.run(['qemu-img', 'convert', '-n', '-f', 'raw',
+                                 '-O', 'raw', dataset, target],
+                                capture_output=True, text=True)
+        if result.returncode != 0:
+            raise SystemExit('write failed: %s' % result.stderr)
+        print('wrote %d MiB in %.1f s' % (
+            os.path.getsize(dataset) >> 20, time.monotonic() - started))
+        self.openstack('--os-volume-api-version', '3.54', 'volume',
+                       'attachment', 'delete', attachment['ID'])
+
     def run(self):
         step('volume types')
         print(self.openstack('volume', 'type', 'list', '--long'))
@@ -76,6 +126,7 @@ class Tour(object):
                        'demo-clone', '-f', 'value', '-c', 'id')
         for name in ('demo-from-snap', 'demo-clone'):
             self.wait('volume', name)
+        self.write_through_iscsi()
         step('extend and retype')
         self.openstack('volume', 'set', '--size', '3', 'demo-nodedup')
         self.openstack('volume', 'set', '--type', 'dedup',
@@ -83,16 +134,41 @@ class Tour(object):
         time.sleep(2)
         print(self.openstack('volume', 'list', '--long'))
         step('pool stats (as the scheduler sees them)')
-        cinder = os.path.join(BIN, 'cinder')
-        pools = subprocess.run([cinder, 'get-pools', '--detail'],
-                               env=self.env, capture_output=True, text=True)
         keys = ('name', 'total_capacity_gb', 'free_capacity_gb',
                 'provisioned_capacity_gb', 'data_reduction_ratio',
-                'read_iops', 'write_iops', 'latency_usec', 'backend_state',
-                'vendor_name')
-        for line in pools.stdout.splitlines():
-            if any(' %s ' % k in line for k in keys):
-                print(line)
+                'logical_used_gb', 'physical_used_gb', 'read_iops',
+                'write_iops', 'latency_usec', 'backend_state', 'vendor_name')
+        # cinder-volume reports every 10 s: wait for a report that counts
+        # the volumes made above.
+        deadline = time.monotonic() + 60
+        while True:
+            pool = self.pool_stats()
+            if float(pool.get('provisioned_capacity_gb', 0)) > 0 or \
+                    time.monotonic() > deadline:
+                break
+            time.sleep(1)
+        for key in keys:
+            if key in pool:
+                print('  %-26s %s' % (key, pool[key]))
+
+    def pool_stats(self):
+        """The k2-iscsi pool's stats, from cinder get-pools --detail."""
+        out = subprocess.run([os.path.join(BIN, 'cinder'), 'get-pools',
+                              '--detail'], env=self.env,
+                             capture_output=True, text=True).stdout
+        pools, current = {}, None
+        for line in out.splitlines():
+            cells = [c.strip() for c in line.split('|')]
+            if len(cells) < 4 or cells[1] in ('Property', ''):
+                continue
+            if cells[1] == 'name':
+                current = pools.setdefault(cells[2], {})
+            if current is not None:
+                current[cells[1]] = cells[2]
+        for name, pool in pools.items():
+            if name.endswith('#k2-iscsi'):
+                return pool
+        return {}
 
 
 def main():

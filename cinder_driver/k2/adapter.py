@@ -113,6 +113,7 @@ class K2Adapter(groups.GroupOps):
         self.portals = []
         self.fc_targets = []
         self.retention_policy = None
+        self.location = None
         self._hosts = {}
         self._hosts_lock = threading.Lock()
         self._stats = None
@@ -146,6 +147,8 @@ class K2Adapter(groups.GroupOps):
                     'REST API %s is older than the 2.2.0 this driver '
                     'needs') % version)
         self._load_targets(state)
+        # Backends on the same array can hand volumes to each other.
+        self.location = 'cinder-flash:k2:%s' % state.get('system_id')
         name = self.configuration.k2_retention_policy
         policy = self.client.find('retention_policies', name=name)
         if policy is None:
@@ -567,6 +570,7 @@ class K2Adapter(groups.GroupOps):
                 'online_extend_support': True,
                 'QoS_support': False,
                 'consistent_group_snapshot_enabled': True,
+                'location_info': self.location,
                 'sparse_copy_volume': True,
                 'compression_support': True,
                 'deduplication_support': True,
@@ -586,11 +590,56 @@ class K2Adapter(groups.GroupOps):
 
     # -- type changes and manage ------------------------------------------
     def retype(self, volume, new_type):
-        """In place when dedup is unchanged; otherwise Cinder migrates."""
+        """(retyped, model update): in place, or False so Cinder migrates.
+
+        A change of deduplication is an array-side copy into a new volume
+        group, swapped in under the same names; it needs the array's
+        volume_source capability and a volume that is not attached, not in
+        a consistency group and without snapshots.
+        """
         new = volume_specs(new_type)
-        group_id, _volume_id = self._volume_ids(volume)
+        group_id, volume_id = self._volume_ids(volume)
         group = self.client.get('volume_groups', group_id)
-        return group.get('is_dedup') == new['dedup']
+        if group.get('is_dedup') == new['dedup']:
+            return True, None
+        if (self._shared(volume) or not self.capabilities.get(
+                'volume_source') or group.get('snapshots_count') or
+                self.client.search('mappings', **{
+                    'volume.ref': '/volumes/%d' % volume_id})):
+            return False, None
+        return True, self._copy_swap(volume, group, volume_id, new['dedup'])
+
+    def _copy_swap(self, volume, group, volume_id, dedup):
+        old = self.client.get('volumes', volume_id)
+        temp_group = self.client.create('volume_groups', {
+            'name': naming.group_name(volume) + '-r', 'quota': 0,
+            'is_dedup': dedup})
+        try:
+            copy = self.client.create('volumes', {
+                'name': naming.volume_name(volume) + '-r',
+                'size': old['size'],
+                'volume_group': k2_client.ref('volume_groups',
+                                              temp_group['id']),
+                'source': k2_client.ref('volumes', volume_id)})
+        except Exception:
+            with _suppressed('removing volume group %s' % temp_group['id']):
+                self.client.delete('volume_groups', temp_group['id'])
+            raise
+        self.client.delete('volumes', volume_id)
+        self.client.delete('volume_groups', group['id'])
+        self.client.update('volume_groups', temp_group['id'],
+                           {'name': naming.group_name(volume)})
+        self.client.update('volumes', copy['id'], {
+            'name': naming.volume_name(volume),
+            'description': _owner(volume)})
+        return {'provider_id': _provider_id(temp_group['id'], copy['id'])}
+
+    def migrate_volume(self, volume, host):
+        """Between backends on the same array nothing has to move."""
+        dest = (host or {}).get('capabilities', {}).get('location_info')
+        if self.location is None or dest != self.location:
+            return False, None
+        return True, None
 
     def _manage_target(self, existing_ref):
         if 'source-id' in existing_ref:

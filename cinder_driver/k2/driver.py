@@ -86,7 +86,10 @@ class K2BaseDriver(driver.VolumeDriver):
         self._stats = self.adapter.get_volume_stats(refresh=True)
 
     def retype(self, context, volume, new_type, diff, host):
-        return self.adapter.retype(volume, new_type), None
+        return self.adapter.retype(volume, new_type)
+
+    def migrate_volume(self, context, volume, host):
+        return self.adapter.migrate_volume(volume, host)
 
     def manage_existing(self, volume, existing_ref):
         return self.adapter.manage_existing(volume, existing_ref)

@@ -26,8 +26,9 @@ DB_PASSWORD = 'gate-db-pw'
 SERVICE_PASSWORD = 'gate-cinder-pw'
 DB_URL = 'mysql+pymysql://os:%s@127.0.0.1' % DB_PASSWORD
 PORTS = {'mariadb': 3306, 'rabbit': 5672, 'epmd': 4369, 'keystone': 5000,
-         'cinder': 8776}
+         'cinder': 8776, 'iscsi': 3260}
 BACKEND = 'k2-iscsi'
+BACKENDS = (BACKEND, 'k2-fc')
 
 
 class BedError(Exception):
@@ -319,7 +320,8 @@ class Bed(object):
                 osapi_volume_listen = 127.0.0.1
                 osapi_volume_workers = 1
                 scheduler_driver_init_wait_time = 10
-                enabled_backends = %(backend)s
+                backend_stats_polling_interval = 10
+                enabled_backends = %(backends)s
                 default_volume_type = dedup
                 [database]
                 connection = %(dburl)s/cinder?charset=utf8
@@ -343,7 +345,16 @@ class Bed(object):
                 san_login = %(user)s
                 san_password = %(pw)s
                 driver_ssl_cert_path = %(ca)s
-                ''') % {'c': cdir, 'etc': etc, 'dburl': DB_URL,
+                [k2-fc]
+                volume_driver = cinder_driver.k2.driver.K2FCDriver
+                volume_backend_name = k2-fc
+                san_ip = %(host)s
+                san_api_port = %(port)s
+                san_login = %(user)s
+                san_password = %(pw)s
+                driver_ssl_cert_path = %(ca)s
+                ''') % {'backends': ','.join(BACKENDS), 'c': cdir,
+                        'etc': etc, 'dburl': DB_URL,
                         'svc': SERVICE_PASSWORD, 'backend': BACKEND,
                         'host': host, 'port': port,
                         'user': self.array['user'],
@@ -363,17 +374,18 @@ class Bed(object):
                 conf])
         self._wait('cinder-api', lambda: _http_ok('http://127.0.0.1:8776/'),
                    90, 'cinder-api')
-        self._wait('cinder-volume (%s) reporting up' % BACKEND,
-                   self._backend_up, 120, 'cinder-volume')
-        log('Cinder up with backend %s' % BACKEND)
+        self._wait('cinder-volume (%s) reporting up' % ', '.join(BACKENDS),
+                   self._backends_up, 120, 'cinder-volume')
+        log('Cinder up with backends %s' % ', '.join(BACKENDS))
 
-    def _backend_up(self):
+    def _backends_up(self):
         result = subprocess.run(
             [os.path.join(BIN, 'cinder'), 'service-list', '--binary',
              'cinder-volume'], env=self.admin_env(), capture_output=True,
             text=True)
-        return any(('gate@%s' % BACKEND) in line and ' up ' in line
-                   for line in result.stdout.splitlines())
+        up = [line for line in result.stdout.splitlines() if ' up ' in line]
+        return all(any('gate@%s' % b in line for line in up)
+                   for b in BACKENDS)
 
     def cinder(self, *args):
         result = subprocess.run([os.path.join(BIN, 'cinder')] + list(args),

@@ -24,6 +24,9 @@ class ReferenceArray(fixtures.Fixture):
         super().__init__()
         self.data_dir = data_dir
         self.args = list(args)
+        if '--iscsi-port' not in self.args:
+            # Tests run side by side: never the fixed default port.
+            self.args += ['--iscsi-port', '0']
         self.proc = None
         self.info = None
 

@@ -87,17 +87,61 @@ class K2ManageTestCase(k2_driver_base.K2DriverTestCase):
         self.assertFalse(own['safe_to_manage'])
         self.assertEqual(managed.id, own['cinder_id'])
 
-    def test_retype(self):
+    def test_retype_same_dedup_is_a_no_op(self):
         vol = self.create()
         same = self.volume_type(**{'k2:dedup': 'true'})
-        other = self.volume_type(**{'kaminario:thin_prov_type': 'nodedup'})
         self.assertEqual((True, None), self.driver.retype(
             self.ctx, vol, same, {}, {}))
-        self.assertEqual((False, None), self.driver.retype(
-            self.ctx, vol, other, {}, {}))
         bad = self.volume_type(**{'k2:dedup': 'sometimes'})
         self.assertRaises(exception.InvalidVolumeType, self.driver.retype,
                           self.ctx, vol, bad, {}, {})
+
+    def test_retype_changing_dedup_copies_on_the_array(self):
+        vol = self.create(size=2)
+        old_id = self.array_volume(vol)['id']
+        nodedup = self.volume_type(**{'kaminario:thin_prov_type': 'nodedup'})
+        retyped, update = self.driver.retype(self.ctx, vol, nodedup, {}, {})
+        self.assertTrue(retyped)
+        vol.update(update)
+        found = self.array_volume(vol)
+        self.assertNotEqual(old_id, found['id'])
+        self.assertEqual((False, 2 * GIB, 'cinder:%s' % vol.id),
+                         (found['is_dedup'], found['size'],
+                          found['description']))
+        group = self.array.k2_client().get(
+            'volume_groups', client.ref_id(found['volume_group']))
+        self.assertEqual('cvg-%s' % vol.name_id, group['name'])
+        self.assertEqual(1, len(self.array.k2_client().search(
+            'volume_groups')))
+
+    def test_retype_changing_dedup_falls_back_when_attached(self):
+        vol = self.create()
+        self.driver.initialize_connection(vol, k2_driver_base.CONNECTOR)
+        nodedup = self.volume_type(**{'k2:dedup': 'false'})
+        self.assertEqual((False, None), self.driver.retype(
+            self.ctx, vol, nodedup, {}, {}))
+        self.assertTrue(self.array_volume(vol)['is_dedup'])
+
+    def test_retype_changing_dedup_falls_back_with_snapshots(self):
+        vol = self.create()
+        self.snapshot(vol)
+        nodedup = self.volume_type(**{'k2:dedup': 'false'})
+        self.assertEqual((False, None), self.driver.retype(
+            self.ctx, vol, nodedup, {}, {}))
+
+    def test_migration_between_backends_of_one_array(self):
+        vol = self.create()
+        stats = self.driver.get_volume_stats(True)['pools'][0]
+        same = {'host': 'cinder@other#other',
+                'capabilities': {'location_info': stats['location_info']}}
+        self.assertEqual((True, None),
+                         self.driver.migrate_volume(self.ctx, vol, same))
+        elsewhere = {'host': 'cinder@x#x', 'capabilities': {
+            'location_info': 'cinder-flash:k2:another-array'}}
+        self.assertEqual((False, None),
+                         self.driver.migrate_volume(self.ctx, vol, elsewhere))
+        self.assertEqual((False, None),
+                         self.driver.migrate_volume(self.ctx, vol, {}))
 
 
 class K2ManageSnapshotTestCase(k2_driver_base.K2DriverTestCase):

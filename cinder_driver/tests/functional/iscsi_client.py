@@ -1,0 +1,37 @@
+"""Real iSCSI clients (qemu-img, qemu-io, libiscsi tools) for tests."""
+
+import json
+import subprocess
+
+
+def url(portal, iqn, lun, initiator):
+    host, port = portal.rsplit(':', 1)
+    return 'json:' + json.dumps({
+        'file.driver': 'iscsi', 'file.transport': 'tcp',
+        'file.portal': '%s:%s' % (host, port), 'file.target': iqn,
+        'file.lun': lun, 'file.initiator-name': initiator})
+
+
+def from_connection_info(info, initiator):
+    data = info['data']
+    return url(data['target_portal'], data['target_iqn'],
+               data['target_lun'], initiator)
+
+
+def run(*cmd, timeout=300):
+    return subprocess.run(cmd, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def write_file(path, target):
+    return run('qemu-img', 'convert', '-n', '-f', 'raw', '-O', 'raw',
+               path, target)
+
+
+def read_file(target, path):
+    return run('qemu-img', 'convert', '-f', 'raw', '-O', 'raw', target,
+               path)
+
+
+def qemu_io(target, command):
+    return run('qemu-io', '-f', 'raw', '-c', command, target)

@@ -1,0 +1,103 @@
+"""What each iSCSI initiator sees: the K2 mappings of its host as LUNs."""
+
+import hashlib
+
+from reference_array import scsi
+
+KIB = 1024
+
+
+class LUN(object):
+    """A mapped volume or volsnap; I/O always finds its current layer."""
+
+    def __init__(self, exports, resource, obj, system_id):
+        self.exports = exports
+        self.resource = resource
+        self.obj_id = obj['id']
+        size_kib = obj['size'] if resource == 'volumes' else obj['_size']
+        self.blocks = size_kib * KIB // scsi.BLOCK
+        self.serial = obj['scsi_sn']
+        digest = hashlib.sha256(('%s/%s' % (system_id, self.serial)).encode())
+        # NAA 6 (registered extended) designator, stable per object.
+        self.naa = bytes([0x60 | (digest.digest()[0] & 0x0f)]) + \
+            digest.digest()[1:16]
+        self.read_only = bool(obj.get('read_only')) or (
+            resource == 'volsnaps' and not exports.is_view(obj))
+        self.chunk_blocks = exports.engine.chunk // scsi.BLOCK
+
+    def _layer(self):
+        obj = self.exports.store.get(self.resource, self.obj_id)
+        if obj is None:
+            raise scsi.SCSIError(*scsi.LUN_NOT_SUPPORTED)
+        return obj['_layer']
+
+    def read(self, offset, length):
+        with self.exports.store.lock:
+            return self.exports.engine.read(self._layer(), offset, length)
+
+    def write(self, offset, data):
+        with self.exports.store.lock:
+            self.exports.engine.write(self._layer(), offset, data)
+
+    def unmap(self, offset, length):
+        with self.exports.store.lock:
+            self.exports.engine.unmap(self._layer(), offset, length)
+
+    def flush(self):
+        self.exports.engine.flush()
+
+    def allocated_run(self, offset, limit):
+        with self.exports.store.lock:
+            return self.exports.engine.allocated_run(self._layer(), offset,
+                                                     limit)
+
+
+class Exports(object):
+
+    def __init__(self, store, engine, iqn, system_id):
+        self.store = store
+        self.engine = engine
+        self.iqn = iqn
+        self.system_id = system_id
+
+    def generation(self):
+        return self.store.generation
+
+    def is_view(self, volsnap):
+        snap_id = int(volsnap['snapshot']['ref'].rsplit('/', 1)[1])
+        snap = self.store.get('snapshots', snap_id)
+        return bool(snap and snap.get('is_exposable'))
+
+    def _host_of(self, initiator):
+        for port in self.store.all('host_iqns'):
+            if port['iqn'] == initiator:
+                return port['host']['ref']
+        return None
+
+    def resolve(self, initiator):
+        """{lun number: LUN} mapped to the initiator's host."""
+        host_ref = self._host_of(initiator)
+        if host_ref is None:
+            return {}
+        luns = {}
+        with self.store.lock:
+            for mapping in self.store.all('mappings'):
+                if mapping['host']['ref'] != host_ref:
+                    continue
+                resource, obj_id = mapping['volume']['ref'][1:].rsplit('/', 1)
+                obj = self.store.get(resource, int(obj_id))
+                if obj is not None:
+                    luns[mapping['lun']] = LUN(self, resource, obj,
+                                               self.system_id)
+        return luns
+
+    def chap(self, initiator):
+        """(user, secret) the initiator's host must present, or None."""
+        host_ref = self._host_of(initiator)
+        if host_ref is None:
+            return None
+        host = self.store.get('hosts', int(host_ref.rsplit('/', 1)[1]))
+        profile = (host or {}).get('_chap')
+        if not profile:
+            return None
+        return profile['user'], profile['secret']
