@@ -163,12 +163,24 @@ class Session(object):
         except ProtocolError as e:
             LOG.warning('iSCSI %s: protocol error: %s', self.peer, e)
 
+    def _in_window(self, pdu):
+        """Whether a non-immediate command's CmdSN is the one expected.
+
+        Commands are handled in order, one at a time, so the only
+        acceptable CmdSN is ExpCmdSN; others are dropped (RFC 7143 3.2.2.1).
+        """
+        return pdu.immediate or pdu.u32(24) == self.exp_cmd_sn
+
     def _track(self, pdu):
         if not pdu.immediate:
             self.exp_cmd_sn = (pdu.u32(24) + 1) & 0xffffffff
 
     def handle(self, pdu):
         op = pdu.opcode
+        if op in (OP_SCSI_CMD, OP_TEXT, OP_TMF) and not self._in_window(pdu):
+            LOG.debug('iSCSI %s: CmdSN %d outside the window (expected %d)',
+                      self.peer, pdu.u32(24), self.exp_cmd_sn)
+            return True
         if op == OP_SCSI_CMD:
             self._track(pdu)
             self.scsi_command(pdu)
@@ -388,21 +400,21 @@ class Session(object):
         cdb = bytes(pdu.bhs[32:48])
         needed = scsi.data_out_length(cdb)
         data_out = bytes(pdu.data)
-        if pdu.flags & 0x20 and needed and edtl >= needed:
-            data_out = self._collect(pdu, data_out, needed)
-        if needed and edtl < needed:
-            # The initiator cannot send all the CDB asks for: write
-            # nothing, say why, and report the shortfall.
-            return self._response(pdu, scsi.CHECK_CONDITION,
-                                  scsi.sense(*scsi.INVALID_FIELD_IN_IU),
-                                  overflow=needed - edtl)
+        short = needed and edtl < needed
+        if pdu.flags & 0x20 and needed:
+            # Never solicit more than the initiator expects to send.
+            data_out = self._collect(pdu, data_out, min(needed, edtl))
         status, data_in, sense_data = scsi.execute(
-            lun, cdb, data_out[:needed], report_luns=self.luns().keys())
+            lun, cdb, data_out[:needed], report_luns=self.luns().keys(),
+            partial=bool(short))
+        if needed:
+            # The initiator expected to send less (overflow: only that
+            # much was written) or more (underflow) than the CDB names.
+            return self._response(pdu, status, sense_data,
+                                  overflow=needed - edtl if short else 0,
+                                  underflow=edtl - needed)
         if status != scsi.GOOD:
             return self._response(pdu, status, sense_data)
-        if needed:
-            return self._response(pdu, status, None,
-                                  underflow=edtl - needed)
         if pdu.flags & 0x40 and edtl:
             return self._data_in(pdu, data_in, edtl)
         length = len(data_in)
@@ -416,6 +428,7 @@ class Session(object):
         data = bytearray(data[:total])
         ttt = 0
         while len(data) < total:
+            data_sn = 0
             want = min(self.max_burst, total - len(data))
             bhs = bytearray(BHS)
             bhs[0], bhs[1] = OP_R2T, 0x80
@@ -430,10 +443,12 @@ class Session(object):
                 if out.opcode != OP_DATA_OUT or out.itt != pdu.itt:
                     raise ProtocolError('expected Data-Out, got 0x%02x' %
                                         out.opcode)
-                if out.u32(40) != len(data):
-                    raise ProtocolError('Data-Out at offset %d, not %d' % (
-                        out.u32(40), len(data)))
+                if out.u32(40) != len(data) or out.u32(36) != data_sn:
+                    raise ProtocolError(
+                        'Data-Out DataSN %d at offset %d, expected %d at %d'
+                        % (out.u32(36), out.u32(40), data_sn, len(data)))
                 data += out.data
+                data_sn += 1
             ttt += 1
         return bytes(data)
 

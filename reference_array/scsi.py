@@ -11,8 +11,9 @@ GOOD = 0x00
 CHECK_CONDITION = 0x02
 BLOCK = 512
 MAX_TRANSFER_BLOCKS = 8192          # 4 MiB per command
-MAX_UNMAP_BLOCKS = 1 << 22
+MAX_UNMAP_BLOCKS = 1 << 20
 MAX_UNMAP_DESCRIPTORS = 256
+MAX_WRITE_SAME_BLOCKS = MAX_TRANSFER_BLOCKS
 
 ILLEGAL_REQUEST = 0x05
 DATA_PROTECT = 0x07
@@ -77,6 +78,8 @@ def _inquiry_standard(lun):
     data[8:16] = VENDOR
     data[16:32] = PRODUCT
     data[32:36] = REVISION
+    # Version descriptors: SAM-5, iSCSI, SPC-4, SBC-3.
+    struct.pack_into('>HHHH', data, 58, 0x00a0, 0x0960, 0x0460, 0x04c0)
     return bytes(data)
 
 
@@ -92,12 +95,13 @@ def _vpd(lun, page):
                 lun.serial.encode())
     elif page == 0xb0:
         body = bytearray(0x3c)
+        body[0] = 0x01          # WSNZ: WRITE SAME needs a block count
         struct.pack_into('>I', body, 4, MAX_TRANSFER_BLOCKS)
         struct.pack_into('>I', body, 8, lun.chunk_blocks)
         struct.pack_into('>I', body, 16, MAX_UNMAP_BLOCKS)
         struct.pack_into('>I', body, 20, MAX_UNMAP_DESCRIPTORS)
         struct.pack_into('>I', body, 24, lun.chunk_blocks)
-        struct.pack_into('>Q', body, 32, MAX_UNMAP_BLOCKS)   # write same
+        struct.pack_into('>Q', body, 32, MAX_WRITE_SAME_BLOCKS)
         body = bytes(body)
     elif page == 0xb1:
         body = bytearray(0x3c)
@@ -129,10 +133,14 @@ def _mode_pages(page):
     raise SCSIError(*INVALID_FIELD)
 
 
-def execute(lun, cdb, data_out=b'', report_luns=()):
-    """Run one command; never raises for SCSI-level errors."""
+def execute(lun, cdb, data_out=b'', report_luns=(), partial=False):
+    """Run one command; never raises for SCSI-level errors.
+
+    ``partial``: the initiator sent less data than the CDB names (its
+    expected length was shorter); a write stores just what was sent.
+    """
     try:
-        data = _dispatch(lun, cdb, data_out, report_luns)
+        data = _dispatch(lun, cdb, data_out, report_luns, partial)
         return GOOD, data, None
     except SCSIError as e:
         return CHECK_CONDITION, b'', sense(e.key, e.asc, e.ascq)
@@ -145,7 +153,7 @@ def _range(lun, lba, blocks):
         raise SCSIError(*INVALID_FIELD)
 
 
-def _dispatch(lun, cdb, data_out, report_luns):
+def _dispatch(lun, cdb, data_out, report_luns, partial=False):
     op = cdb[0]
     if op == 0x12:                                          # INQUIRY
         length = _alloc(cdb, 3, 2)
@@ -180,13 +188,18 @@ def _dispatch(lun, cdb, data_out, report_luns):
     if op in READS:
         lba, blocks = _rw_range(cdb)
         _range(lun, lba, blocks)
+        if op != 0x08 and cdb[1] & 0xe0:
+            raise SCSIError(*INVALID_FIELD)     # no protection information
         return lun.read(lba * BLOCK, blocks * BLOCK)
     if op in WRITES:
         lba, blocks = _rw_range(cdb)
         _range(lun, lba, blocks)
+        if op != 0x0a and cdb[1] & 0xe0:
+            raise SCSIError(*INVALID_FIELD)     # no protection information
         if lun.read_only:
             raise SCSIError(*WRITE_PROTECTED)
-        if len(data_out) != blocks * BLOCK:
+        if len(data_out) != blocks * BLOCK and not (
+                partial and len(data_out) < blocks * BLOCK):
             raise SCSIError(*INVALID_FIELD)
         lun.write(lba * BLOCK, data_out)
         if op != 0x0a and cdb[1] & 0x08:                    # FUA
@@ -199,6 +212,11 @@ def _dispatch(lun, cdb, data_out, report_luns):
         return _unmap(lun, data_out)
     if op == 0x93:                                          # WRITE SAME(16)
         lba, blocks = struct.unpack_from('>QI', cdb, 2)
+        if (cdb[1] & 0xf0 or not blocks or
+                blocks > MAX_WRITE_SAME_BLOCKS):
+            # No protection information, no ANCHOR; WSNZ and the length
+            # limit are announced in VPD B0.
+            raise SCSIError(*INVALID_FIELD)
         if lba + blocks > lun.blocks:
             raise SCSIError(*LBA_OUT_OF_RANGE)
         if lun.read_only:
@@ -213,11 +231,14 @@ def _dispatch(lun, cdb, data_out, report_luns):
     if op in (0x1a, 0x5a):                                  # MODE SENSE
         pages = _mode_pages(cdb[2] & 0x3f)
         if op == 0x1a:
+            # Device-specific parameter: WP, and DPOFUA (supported).
             data = bytes([len(pages) + 3, 0x00,
-                          0x80 if lun.read_only else 0x00, 0x00]) + pages
+                          (0x80 if lun.read_only else 0) | 0x10,
+                          0x00]) + pages
             return data[:cdb[4]]
         data = struct.pack('>HBBHH', len(pages) + 6, 0,
-                           0x80 if lun.read_only else 0, 0, 0) + pages
+                           (0x80 if lun.read_only else 0) | 0x10, 0,
+                           0) + pages
         return data[:_alloc(cdb, 7, 2)]
     raise SCSIError(*INVALID_OPCODE)
 

@@ -23,6 +23,16 @@ STATE = os.path.join(ROOT, '.demo')
 DEMO_INITIATOR = 'iqn.2026-11.io.cinder-flash:demo-client'
 
 
+def _table(text):
+    """Property/Value rows of the cinder CLI's tables, as a dict."""
+    rows = {}
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.split('|')]
+        if len(cells) == 4 and cells[1] not in ('', 'Property'):
+            rows[cells[1]] = cells[2]
+    return rows
+
+
 def _make_dataset(path, mib=64):
     """JSON documents that compress and repeat, like a database's pages."""
     import random
@@ -57,6 +67,16 @@ class Tour(object):
             raise SystemExit('failed: %s' % result.stderr.strip())
         return result.stdout
 
+    def cinder(self, *args):
+        cmd = [os.path.join(BIN, 'cinder'), '--os-volume-api-version',
+               '3.54'] + list(args)
+        print('$ cinder %s' % ' '.join(args), flush=True)
+        result = subprocess.run(cmd, env=self.env, capture_output=True,
+                                text=True)
+        if result.returncode != 0:
+            raise SystemExit('failed: %s' % result.stderr.strip())
+        return result.stdout
+
     def show(self, kind, name):
         return json.loads(self.openstack(kind, 'show', name, '-f', 'json'))
 
@@ -75,14 +95,12 @@ class Tour(object):
     def write_through_iscsi(self):
         """Attach as a compute host would, and write with an initiator."""
         step('attach demo-dedup to a host and write data through iSCSI')
-        out = self.openstack(
-            '--os-volume-api-version', '3.54', 'volume', 'attachment',
-            'create', '--connect', '--initiator', DEMO_INITIATOR, '--ip',
-            '127.0.0.1', '--host', 'demo-client', '--mode', 'rw',
-            'demo-dedup', '-f', 'json')
-        attachment = json.loads(out)
-        info = attachment['properties']
-        data = info.get('data', info)
+        volume_id = self.show('volume', 'demo-dedup')['id']
+        out = self.cinder('attachment-create', '--connect', 'True',
+                          '--initiator', DEMO_INITIATOR, '--ip',
+                          '127.0.0.1', '--host', 'demo-client', '--mode',
+                          'rw', volume_id)
+        data = _table(out)
         print('connection: %s LUN %s on %s' % (
             data['target_iqn'], data['target_lun'], data['target_portal']))
         dataset = os.path.join(STATE, 'dataset.raw')
@@ -102,8 +120,7 @@ class Tour(object):
             raise SystemExit('write failed: %s' % result.stderr)
         print('wrote %d MiB in %.1f s' % (
             os.path.getsize(dataset) >> 20, time.monotonic() - started))
-        self.openstack('--os-volume-api-version', '3.54', 'volume',
-                       'attachment', 'delete', attachment['ID'])
+        self.cinder('attachment-delete', data['attachment_id'])
 
     def run(self):
         step('volume types')
@@ -129,9 +146,10 @@ class Tour(object):
         self.write_through_iscsi()
         step('extend and retype')
         self.openstack('volume', 'set', '--size', '3', 'demo-nodedup')
-        self.openstack('volume', 'set', '--type', 'dedup',
-                       '--retype-policy', 'never', 'demo-clone')
-        time.sleep(2)
+        # A change of deduplication, done on the array without migration.
+        self.openstack('volume', 'set', '--type', 'nodedup',
+                       '--migration-policy', 'never', 'demo-clone')
+        self.wait('volume', 'demo-clone')
         print(self.openstack('volume', 'list', '--long'))
         step('pool stats (as the scheduler sees them)')
         keys = ('name', 'total_capacity_gb', 'free_capacity_gb',
@@ -139,11 +157,11 @@ class Tour(object):
                 'logical_used_gb', 'physical_used_gb', 'read_iops',
                 'write_iops', 'latency_usec', 'backend_state', 'vendor_name')
         # cinder-volume reports every 10 s: wait for a report that counts
-        # the volumes made above.
+        # the data written above.
         deadline = time.monotonic() + 60
         while True:
             pool = self.pool_stats()
-            if float(pool.get('provisioned_capacity_gb', 0)) > 0 or \
+            if float(pool.get('logical_used_gb', 0)) > 0 or \
                     time.monotonic() > deadline:
                 break
             time.sleep(1)
@@ -156,6 +174,7 @@ class Tour(object):
         out = subprocess.run([os.path.join(BIN, 'cinder'), 'get-pools',
                               '--detail'], env=self.env,
                              capture_output=True, text=True).stdout
+        # One table per pool, each starting with its name row.
         pools, current = {}, None
         for line in out.splitlines():
             cells = [c.strip() for c in line.split('|')]

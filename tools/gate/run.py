@@ -73,6 +73,8 @@ def tempest_conf(bed):
         multi_backend = True
         enable_volume_image_dep_tests = True
         concurrency_tests = True
+        [compute-feature-enabled]
+        volume_multiattach = True
         [enforce_scope]
         cinder = True
         ''') % {'pw': bed_mod.PASSWORD,
