@@ -97,7 +97,11 @@ class Exports(object):
         if host_ref is None:
             return None
         host = self.store.get('hosts', int(host_ref.rsplit('/', 1)[1]))
-        profile = (host or {}).get('_chap')
+        ref = (host or {}).get('host_auth_profile')
+        if not ref:
+            return None
+        profile = self.store.get('host_auth_profiles',
+                                 int(ref['ref'].rsplit('/', 1)[1]))
         if not profile:
             return None
-        return profile['user'], profile['secret']
+        return profile['username'], profile['_secret']

@@ -13,7 +13,8 @@ from reference_array import k2api
 
 NAME_RE = re.compile(r'^[0-9A-Za-z_.:-]+$')
 NAME_LIMITS = {'volume_groups': 42, 'volumes': 42, 'hosts': 32,
-               'snapshots': 42}
+               'snapshots': 42, 'host_auth_profiles': 32}
+CHAP_SECRET_LENGTH = (12, 16)   # what iSCSI initiators accept
 HOST_TYPES = ('Linux', 'Windows', 'ESX', 'AIX', 'Solaris', 'HPUX', 'Other')
 IQN_RE = re.compile(r'^(iqn\.\d{4}-\d{2}\.[^\s]+|eui\.[0-9A-Fa-f]{16})$')
 WWN_RE = re.compile(r'^([0-9a-fA-F]{2}:){7}[0-9a-fA-F]{2}$')
@@ -32,8 +33,11 @@ WRITABLE = {
                              'description'),
                   'update': ('short_name', 'is_exposable',
                              'retention_policy', 'description')},
-    'hosts': {'create': ('name', 'type', 'description'),
-              'update': ('name', 'type', 'description')},
+    'hosts': {'create': ('name', 'type', 'description', 'host_auth_profile'),
+              'update': ('name', 'type', 'description', 'host_auth_profile')},
+    'host_auth_profiles': {'create': ('name', 'auth_type', 'username',
+                                      'secret'),
+                           'update': ('username', 'secret')},
     'host_iqns': {'create': ('iqn', 'host'), 'update': ()},
     'host_fc_ports': {'create': ('pwwn', 'host'), 'update': ()},
     'mappings': {'create': ('volume', 'host', 'lun'), 'update': ()},
@@ -52,7 +56,9 @@ FIELDS = {
                   'is_deleted', 'generation_number', 'creation_time',
                   'description', 'wwn'),
     'volsnaps': ('id', 'name', 'snapshot', 'source', 'scsi_sn'),
-    'hosts': ('id', 'name', 'type', 'host_group', 'description'),
+    'hosts': ('id', 'name', 'type', 'host_group', 'description',
+              'host_auth_profile'),
+    'host_auth_profiles': ('id', 'name', 'auth_type', 'username'),
     'host_iqns': ('id', 'iqn', 'host'),
     'host_fc_ports': ('id', 'pwwn', 'host'),
     'mappings': ('id', 'volume', 'host', 'lun', 'unique_target'),
@@ -407,10 +413,49 @@ class K2Objects(object):
         if host_type not in HOST_TYPES:
             raise bad('type %r is not one of %s' % (host_type,
                                                     ', '.join(HOST_TYPES)))
-        return self._new('hosts', {'name': name, 'type': host_type,
-                                   'host_group': None,
-                                   'description': body.get('description',
-                                                           '')})
+        host = {'name': name, 'type': host_type, 'host_group': None,
+                'description': body.get('description', ''),
+                'host_auth_profile': None}
+        if body.get('host_auth_profile') is not None:
+            host['host_auth_profile'] = self._profile_ref(body)
+        return self._new('hosts', host)
+
+    def _profile_ref(self, body):
+        _res, profile = self._deref(body, 'host_auth_profile',
+                                    ('host_auth_profiles',))
+        return {'ref': '/host_auth_profiles/%d' % profile['id']}
+
+    def _chap(self, body, profile):
+        user = body.get('username', profile.get('username'))
+        secret = body.get('secret', profile.get('_secret'))
+        if not isinstance(user, str) or not user or len(user) > 255:
+            raise bad('username must be a string of 1 to 255 characters')
+        low, high = CHAP_SECRET_LENGTH
+        if not isinstance(secret, str) or not low <= len(secret) <= high:
+            raise bad('secret must be %d to %d characters long' % (
+                low, high))
+        profile['username'], profile['_secret'] = user, secret
+
+    def _create_host_auth_profiles(self, body):
+        name = _name('host_auth_profiles', body)
+        self._unique('host_auth_profiles', 'name', name)
+        if body.get('auth_type', 'CHAP') != 'CHAP':
+            raise bad('auth_type %r is not supported (CHAP only)' % (
+                body.get('auth_type'),))
+        profile = {'name': name, 'auth_type': 'CHAP'}
+        self._chap(body, profile)
+        return self._new('host_auth_profiles', profile)
+
+    def _update_host_auth_profiles(self, profile, body):
+        self._chap(body, profile)
+        self.store.put('host_auth_profiles', profile['id'], profile)
+        return profile
+
+    def _delete_host_auth_profiles(self, profile):
+        ref = '/host_auth_profiles/%d' % profile['id']
+        if self._children('hosts', 'host_auth_profile', ref):
+            raise bad('host auth profile %s is used by a host' %
+                      profile['name'])
 
     def _update_hosts(self, host, body):
         self._rename('hosts', host, body)
@@ -419,6 +464,10 @@ class K2Objects(object):
                 raise bad('type %r is not one of %s' % (
                     body['type'], ', '.join(HOST_TYPES)))
             host['type'] = body['type']
+        if 'host_auth_profile' in body:
+            host['host_auth_profile'] = (
+                None if body['host_auth_profile'] is None
+                else self._profile_ref(body))
         return self._save('hosts', host, body)
 
     def _delete_hosts(self, host):

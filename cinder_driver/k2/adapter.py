@@ -7,6 +7,9 @@ K2 unit of snapshots, restore and deduplication), named after
 need no search; a missing or stale provider_id falls back to the names.
 """
 
+import base64
+import hashlib
+import hmac
 import threading
 import time
 
@@ -411,15 +414,42 @@ class K2Adapter(groups.GroupOps):
             if not create:
                 return None
             host_id = self._create_host(connector, kind, field, ports)
+        elif create and self.protocol == constants.ISCSI:
+            name = naming.host_name(connector, HOST_NAME_LIMIT)
+            chap = self._chap(name)
+            if chap is not None:
+                # A host made before CHAP was turned on gets its profile.
+                self.client.update('hosts', host_id, {
+                    'host_auth_profile': self._auth_profile(name, chap)})
         with self._hosts_lock:
             self._hosts[key] = host_id
         return host_id
 
+    def _chap(self, host_name):
+        """(username, secret) the host must log in with, or None.
+
+        Without chap_username/chap_password each host gets its own
+        secret, derived from san_password: every cinder-volume service of
+        the backend computes the same one and none is stored.
+        """
+        conf = self.configuration
+        if not conf.safe_get('use_chap_auth'):
+            return None
+        if conf.safe_get('chap_username') and conf.safe_get('chap_password'):
+            return conf.chap_username, conf.chap_password
+        digest = hmac.new(conf.san_password.encode(),
+                          ('chap:' + host_name).encode(),
+                          hashlib.sha256).digest()
+        return host_name, base64.b32encode(digest).decode()[:16].lower()
+
     def _create_host(self, connector, kind, field, ports):
         name = naming.host_name(connector, HOST_NAME_LIMIT)
+        body = {'name': name, 'type': 'Linux'}
+        chap = self._chap(name)
+        if chap is not None:
+            body['host_auth_profile'] = self._auth_profile(name, chap)
         try:
-            host = self.client.create('hosts', {'name': name,
-                                                'type': 'Linux'})
+            host = self.client.create('hosts', body)
         except flash_exception.ArrayAPIError as e:
             if e.status != 400:
                 raise
@@ -437,6 +467,22 @@ class K2Adapter(groups.GroupOps):
                 if e.status != 400:
                     raise
         return host['id']
+
+    def _auth_profile(self, name, chap):
+        user, secret = chap
+        body = {'name': name, 'auth_type': 'CHAP', 'username': user,
+                'secret': secret}
+        try:
+            profile = self.client.create('host_auth_profiles', body)
+        except flash_exception.ArrayAPIError as e:
+            if e.status != 400:
+                raise
+            profile = self.client.find('host_auth_profiles', name=name)
+            if profile is None:
+                raise
+            self.client.update('host_auth_profiles', profile['id'], {
+                'username': user, 'secret': secret})
+        return k2_client.ref('host_auth_profiles', profile['id'])
 
     def _forget_host(self, connector):
         kind, _field, ports = self._initiators(connector)
@@ -484,6 +530,10 @@ class K2Adapter(groups.GroupOps):
                     'target_luns': [lun] * count,
                     'volume_id': volume.id,
                     'discard': True}
+            chap = self._chap(naming.host_name(connector, HOST_NAME_LIMIT))
+            if chap is not None:
+                data.update(auth_method='CHAP', auth_username=chap[0],
+                            auth_password=chap[1])
             return {'driver_volume_type': 'iscsi', 'data': data}
         initiators = [w.lower() for w in connector['wwpns']]
         data = {'target_discovered': True, 'target_lun': lun,

@@ -41,6 +41,7 @@ class K2BaseDriver(driver.VolumeDriver):
     @staticmethod
     def get_driver_options():
         additional = ('san_ip', 'san_login', 'san_password', 'san_api_port',
+                      'use_chap_auth', 'chap_username', 'chap_password',
                       'driver_ssl_cert_verify', 'driver_ssl_cert_path',
                       'max_over_subscription_ratio', 'reserved_percentage',
                       'volume_backend_name')

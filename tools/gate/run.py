@@ -114,6 +114,20 @@ def run_tempest(bed, regex, results_dir):
     return code
 
 
+def scan_for_secrets(bed):
+    """Files and line numbers of log lines that contain a password."""
+    secrets = [bed_mod.PASSWORD, bed_mod.DB_PASSWORD,
+               bed_mod.SERVICE_PASSWORD, bed.array['password']]
+    found = []
+    for name in sorted(os.listdir(bed.logs)):
+        path = os.path.join(bed.logs, name)
+        with open(path, errors='replace') as f:
+            for number, line in enumerate(f, 1):
+                if any(secret in line for secret in secrets):
+                    found.append('%s:%d' % (name, number))
+    return found
+
+
 def report(subunit_bytes):
     import io
 
@@ -178,7 +192,15 @@ def main():
             return 0
         bed.up()
         try:
-            return run_tempest(bed, args.regex, args.results_dir)
+            code = run_tempest(bed, args.regex, args.results_dir)
+            leaks = scan_for_secrets(bed)
+            if leaks:
+                print('[gate] FAILED: passwords in log lines: %s' %
+                      ', '.join(leaks[:20]), flush=True)
+                return 1
+            print('[gate] no password in any service log (%s)' %
+                  ', '.join(sorted(os.listdir(bed.logs))), flush=True)
+            return code
         finally:
             bed.down()
     except bed_mod.BedError as e:

@@ -103,3 +103,44 @@ class FCAttachTestCase(k2_fakes.AdapterTestCase):
         self.client.search.side_effect = [[{'id': 8}], []]
         self.assertTrue(self.adapter.terminate_connection(self.volume(),
                                                           CONNECTOR))
+
+
+class CHAPTestCase(k2_fakes.AdapterTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.override_config('use_chap_auth', True, group=self.GROUP)
+
+    def test_new_host_gets_a_profile_and_credentials(self):
+        self.client.find.return_value = None
+        self.client.create.side_effect = [{'id': 5}, {'id': 3}, {'id': 1},
+                                          {'id': 8, 'lun': 2}]
+        info = self.adapter.initialize_connection(self.volume(), CONNECTOR)
+        kinds = [c.args[0] for c in self.client.create.call_args_list]
+        self.assertEqual(['host_auth_profiles', 'hosts', 'host_iqns',
+                          'mappings'], kinds)
+        profile = self.client.create.call_args_list[0].args[1]
+        host = self.client.create.call_args_list[1].args[1]
+        self.assertEqual({'ref': '/host_auth_profiles/5'},
+                         host['host_auth_profile'])
+        data = info['data']
+        self.assertEqual(('CHAP', profile['username'], profile['secret']),
+                         (data['auth_method'], data['auth_username'],
+                          data['auth_password']))
+
+    def test_derived_secret_is_per_host_and_keyed(self):
+        a = self.adapter._chap('compute-1')
+        self.assertEqual(a, self.adapter._chap('compute-1'))
+        self.assertNotEqual(a[1], self.adapter._chap('compute-2')[1])
+        self.override_config('san_password', 'other', group=self.GROUP)
+        self.assertNotEqual(a[1], self.adapter._chap('compute-1')[1])
+        self.assertNotIn('pw', a[1])
+
+    def test_configured_credentials_win(self):
+        self.override_config('chap_username', 'u', group=self.GROUP)
+        self.override_config('chap_password', 'secret-of-12', group=self.GROUP)
+        self.assertEqual(('u', 'secret-of-12'), self.adapter._chap('h'))
+
+    def test_off_by_default(self):
+        self.override_config('use_chap_auth', False, group=self.GROUP)
+        self.assertIsNone(self.adapter._chap('h'))

@@ -1,0 +1,68 @@
+"""K2 driver: no secrets in logs, bounded time against a frozen array."""
+
+import logging
+import signal
+import time
+
+import fixtures
+
+from cinder_driver.common import exception as flash_exception
+from cinder_driver.tests.functional import k2_driver_base
+
+CONNECTOR = k2_driver_base.CONNECTOR
+
+
+class SecretsTestCase(k2_driver_base.K2DriverTestCase):
+
+    def test_full_lifecycle_at_debug_logs_no_password(self):
+        log = self.useFixture(fixtures.FakeLogger(level=logging.DEBUG))
+        drv = self.make_driver()
+        vol = self.create(size=2)
+        snap = self.snapshot(vol)
+        clone = self.volume(size=2)
+        clone.update(drv.create_cloned_volume(clone, vol))
+        drv.initialize_connection(vol, CONNECTOR)
+        drv.extend_volume(vol, 3)
+        drv.terminate_connection(vol, CONNECTOR)
+        drv.get_volume_stats(True)
+        drv.delete_snapshot(snap)
+        for v in (clone, vol):
+            drv.delete_volume(v)
+        # A refused login goes through the error path: no echo either.
+        self.assertRaises(flash_exception.ArrayAuthError, self.make_driver,
+                          san_password='wrong-secret-value')
+        output = log.output
+        self.assertIn('POST /volumes', output)          # DEBUG was on
+        self.assertNotIn(self.array.info['password'], output)
+        self.assertNotIn('wrong-secret-value', output)
+        array_log = open(self.array.log_file).read()
+        self.assertNotIn(self.array.info['password'], array_log)
+
+
+class FrozenArrayTestCase(k2_driver_base.K2DriverTestCase):
+
+    def test_every_call_fails_within_its_timeouts(self):
+        drv = self.make_driver(flash_rest_connect_timeout=1.0,
+                               flash_rest_read_timeout=2.0,
+                               flash_rest_retries=1,
+                               flash_rest_retry_backoff=0.1)
+        vol = self.create()
+        self.array.proc.send_signal(signal.SIGSTOP)
+        self.addCleanup(self.array.proc.send_signal, signal.SIGCONT)
+        # Two attempts of at most connect + read time, one back-off.
+        bound = 2 * (1.0 + 2.0) + 0.1 + 2.0
+        calls = (
+            ('create', lambda: drv.create_volume(self.volume())),
+            ('extend', lambda: drv.extend_volume(vol, 2)),
+            ('attach', lambda: drv.initialize_connection(vol, CONNECTOR)),
+            ('delete', lambda: drv.delete_volume(vol)),
+        )
+        for name, call in calls:
+            started = time.monotonic()
+            self.assertRaises(flash_exception.ArrayAPIError, call)
+            self.assertLess(time.monotonic() - started, bound, name)
+        drv.adapter._stats_at = 0
+        started = time.monotonic()
+        stats = drv.get_volume_stats(True)
+        self.assertLess(time.monotonic() - started, bound)
+        self.assertEqual('down', stats['pools'][0]['backend_state'])
