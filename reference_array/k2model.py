@@ -27,6 +27,18 @@ FIELDS = {
     'retention_policies': ('id', 'name', 'num_snapshots', 'weeks', 'days',
                            'hours'),
     'stats/system': ('id', 'timestamp'),
+    'stats/volumes': ('id', 'volume', 'timestamp'),
+    'host_groups': ('id', 'name'),
+    # Replication between arrays is not served yet: these collections
+    # are empty, but searching them by their documented fields works.
+    'replication/peer_k2arrays': ('id', 'name', 'mgmt_host', 'state'),
+    'replication/sessions': ('id', 'name', 'state', 'current_role',
+                             'local_volume_group', 'replication_peer_k2array',
+                             'rpo', 'generation_number'),
+    'replication/peer_volumes': ('id', 'name', 'local_volume',
+                                 'replication_session'),
+    'replication/peer_volume_groups': ('id', 'name', 'replication_session'),
+    'replication/rpo_history': ('id', 'replication_session'),
 }
 STAT_KEYS = ('read_ops', 'write_ops', 'read_bytes', 'write_bytes',
              'read_seconds', 'write_seconds')
@@ -63,6 +75,14 @@ class K2Model(object):
                 self.store.put('system/fc_ports', n, {
                     'id': n, 'name': 'fc%d' % n, 'pwwn': wwn,
                     'server': None, 'status': 'OK'})
+            # Every K2 has a built-in CTRL volume; clients count it out.
+            ctrl_id = self.store.next_id('volumes')
+            self.store.put('volumes', ctrl_id, {
+                'id': ctrl_id, 'name': 'CTRL', 'size': 0,
+                'volume_group': None, 'is_dedup': False, 'no_dedup': True,
+                'description': 'built-in', 'read_only': True,
+                'scsi_sn': 'REFACTRL', 'scsi_suffix': 0, '_layer': None,
+                '_builtin': True})
             self.store.put('retention_policies', 1, {
                 'id': 1, 'name': 'Best_Effort_Retention',
                 'num_snapshots': 20, 'weeks': 0, 'days': 0, 'hours': 0})
@@ -129,18 +149,18 @@ class K2Model(object):
         """The object as clients see it: derived fields, no internals."""
         out = k2objects.public(obj)
         if resource == 'volumes':
-            out['logical_capacity'] = self.engine.layer_written(
-                obj['_layer']) // 1024
+            out['logical_capacity'] = (self.engine.layer_written(
+                obj['_layer']) // 1024 if obj['_layer'] else 0)
         elif resource == 'volume_groups':
             ref = '/volume_groups/%d' % obj['id']
             members = [v for v in self.store.all('volumes')
-                       if v['volume_group']['ref'] == ref]
+                       if (v['volume_group'] or {}).get('ref') == ref]
             out['volumes_count'] = len(members)
             out['volumes_provisioned_capacity'] = sum(
                 v['size'] for v in members)
             out['logical_capacity'] = sum(
                 self.engine.layer_written(v['_layer'])
-                for v in members) // 1024
+                for v in members if v['_layer']) // 1024
             out['snapshots_count'] = sum(
                 1 for s in self.store.all('snapshots')
                 if s['volume_group']['ref'] == ref)

@@ -282,6 +282,7 @@ class K2Objects(object):
         frozen first so later writes to it do not show in the copy.
         """
         res, src = self._deref(body, 'source', ('volumes', 'volsnaps'))
+        self._not_builtin(src)
         if size < src['_size' if res == 'volsnaps' else 'size']:
             raise bad('size %d KiB is smaller than the source %s' % (
                 size, body['source']['ref']))
@@ -297,7 +298,13 @@ class K2Objects(object):
             self.engine.release(frozen)
         return layer
 
+    @staticmethod
+    def _not_builtin(obj):
+        if obj.get('_builtin'):
+            raise bad('%s is a built-in volume' % obj['name'])
+
     def _update_volumes(self, vol, body):
+        self._not_builtin(vol)
         if 'size' in body:
             size = self._size(body)
             if size < vol['size']:
@@ -316,6 +323,7 @@ class K2Objects(object):
         return self._save('volumes', vol, body)
 
     def _delete_volumes(self, vol):
+        self._not_builtin(vol)
         ref = '/volumes/%d' % vol['id']
         if self._children('mappings', 'volume', ref):
             raise bad('volume %s is mapped; unmap it first' % vol['name'])
@@ -501,6 +509,7 @@ class K2Objects(object):
     # -- mappings ------------------------------------------------------------
     def _create_mappings(self, body):
         res, target = self._deref(body, 'volume', ('volumes', 'volsnaps'))
+        self._not_builtin(target)
         _hres, host = self._deref(body, 'host', ('hosts',))
         target_ref = '/%s/%d' % (res, target['id'])
         host_ref = '/hosts/%d' % host['id']

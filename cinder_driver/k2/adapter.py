@@ -723,6 +723,11 @@ class K2Adapter(groups.GroupOps):
 
     def manage_existing(self, volume, existing_ref):
         vol = self._manage_target(existing_ref)
+        if not vol.get('volume_group'):
+            raise exception.ManageExistingInvalidReference(
+                existing_ref=existing_ref,
+                reason=_('%s is not in a volume group (a built-in volume)')
+                % vol['name'])
         group_id = k2_client.ref_id(vol['volume_group'])
         group = self.client.get('volume_groups', group_id)
         reason = None

@@ -107,6 +107,13 @@ class ReferenceArray(fixtures.Fixture):
         with open(path) as f:
             return [' '.join(line.split()[:2]) for line in f]
 
+    def k2_failures(self):
+        """Requests the array answered with an error status."""
+        path = os.path.join(self.data_dir, 'k2-requests.log')
+        with open(path) as f:
+            return [line.strip() for line in f
+                    if int(line.split()[2]) >= 400]
+
     def k2_client(self, password=None, verify=None, retries=0):
         from cinder_driver.k2 import client
         return client.K2Client(

@@ -53,5 +53,6 @@ class KrestLifecycleTestCase(testtools.TestCase):
                                       host=host).total)
         for obj in (mapping, view, snap, vol, vg, host):
             obj.delete()
-        self.assertEqual(0, ep.search('volumes').total)
+        # Only the built-in CTRL volume is left.
+        self.assertEqual(1, ep.search('volumes').total)
         self.assertEqual(0, ep.search('hosts').total)

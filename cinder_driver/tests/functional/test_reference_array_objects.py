@@ -76,8 +76,21 @@ class K2ObjectsTestCase(testtools.TestCase):
             err = self._refused(self.k2.create, resource, body)
             self.assertIn(words, err.msg, (resource, body))
         self.assertEqual(1, len(self.k2.search('volume_groups')))
-        self.assertEqual([], self.k2.search('volumes'))
+        self.assertEqual(['CTRL'], [v['name'] for v in
+                                    self.k2.search('volumes')])
         self.assertEqual([], self.k2.search('hosts'))
+
+    def test_builtin_ctrl_volume(self):
+        ctrl = self.k2.find('volumes', name='CTRL')
+        self.assertIsNone(ctrl['volume_group'])
+        for call, args in ((self.k2.delete, ('volumes', ctrl['id'])),
+                           (self.k2.update, ('volumes', ctrl['id'],
+                                             {'size': GIB}))):
+            self._refused(call, *args)
+        host = self.k2.create('hosts', {'name': 'h'})
+        self._refused(self.k2.create, 'mappings', {
+            'volume': client.ref('volumes', ctrl['id']),
+            'host': client.ref('hosts', host['id'])})
 
     def test_extend_but_never_shrink(self):
         vol = self._vol(self._vg())
