@@ -42,6 +42,10 @@ SPECS = (
     extra_specs.Spec('kaminario:thin_prov_type', ('dedup', 'nodedup'),
                      help='Accepted for clouds that used Cinder\'s in-tree '
                           'K2 driver.'),
+    extra_specs.Spec('replication_enabled', bool, default=False,
+                     help='Cinder\'s replication capability.'),
+    extra_specs.Spec('kaminario:replication', ('enabled', 'disabled'),
+                     help='The in-tree K2 driver\'s replication spec.'),
 )
 
 
@@ -67,6 +71,16 @@ def volume_specs(volume_type):
                 'dedup': dedup, 'legacy': legacy})
     if dedup is None:
         dedup = legacy != 'nodedup'
+    replication = (values['replication_enabled'] or
+                   values['kaminario:replication'] == 'enabled')
+    if replication:
+        # Replication is not offered by this driver yet: say so rather
+        # than create a volume that is silently not replicated.
+        asked = ('replication_enabled' if values['replication_enabled']
+                 else 'kaminario:replication')
+        raise exception.InvalidVolumeType(reason=_(
+            'extra spec %s asks for replication, which this backend does '
+            'not provide (no replication_device is supported)') % asked)
     return {'dedup': dedup}
 
 

@@ -60,7 +60,8 @@ class K2VolumeTestCase(k2_driver_base.K2DriverTestCase):
     def test_bad_specs_create_nothing(self):
         cases = ({'k2:dedup': 'perhaps'}, {'k2:colour': 'red'},
                  {'kaminario:thin_prov_type': 'sometimes'},
-                 {'k2:dedup': 'true', 'kaminario:thin_prov_type': 'nodedup'})
+                 {'k2:dedup': 'true', 'kaminario:thin_prov_type': 'nodedup'},
+                 {'replication_enabled': '<is> True'})
         for specs in cases:
             vol = self.volume(vtype=self.volume_type(**specs))
             _r, sent = self.count(self.assertRaises,

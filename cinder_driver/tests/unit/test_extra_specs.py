@@ -65,3 +65,20 @@ class K2SpecsTestCase(test.TestCase):
                              'kaminario:thin_prov_type': 'nodedup'}})
         self.assertIn('k2:dedup', err.msg)
         self.assertIn('kaminario:thin_prov_type', err.msg)
+
+
+@ddt.ddt
+class K2ReplicationSpecsTestCase(test.TestCase):
+
+    @ddt.data({'replication_enabled': '<is> True'},
+              {'kaminario:replication': 'enabled'})
+    def test_replication_request_is_refused(self, specs):
+        err = self.assertRaises(exception.InvalidVolumeType,
+                                adapter.volume_specs, {'extra_specs': specs})
+        self.assertIn(next(iter(specs)), err.msg)
+
+    @ddt.data({'replication_enabled': '<is> False'},
+              {'kaminario:replication': 'disabled'})
+    def test_replication_off_is_fine(self, specs):
+        self.assertTrue(adapter.volume_specs({'extra_specs': specs})[
+            'dedup'])
