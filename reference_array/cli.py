@@ -31,6 +31,10 @@ def main(argv=None):
                             'start)' % server.DEFAULT_CAPACITY_GIB)
     serve.add_argument('--no-tls', action='store_true',
                        help='serve K2 REST over plain HTTP')
+    serve.add_argument('--faults', help='JSON file of fault rules to '
+                       'apply from the start (see reference_array.faults)')
+    serve.add_argument('--fault-seed', type=int, default=None,
+                       help='seed of the fault dice, for repeatable runs')
     serve.add_argument('--log-file', help='write the array log here')
     serve.add_argument('--debug', action='store_true')
     args = parser.parse_args(argv)

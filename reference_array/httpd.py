@@ -16,7 +16,10 @@ import threading
 import time
 import urllib.parse
 
+from reference_array import faults as faults_mod
+
 LOG = logging.getLogger(__name__)
+ADMIN_FAULTS = '/_admin/faults'
 MAX_BODY = 16 * 1024 * 1024
 # A connection that says nothing for this long is closed, so no client
 # can hold a handler thread (or the TLS handshake) forever.
@@ -94,6 +97,44 @@ def _make_handler(api, server):
             return expected is not None and hmac.compare_digest(
                 expected.encode(), password.encode())
 
+        def _fault(self, method, path):
+            """Apply an injected fault.
+
+            Returns the status sent (0: none), or None when the request
+            goes on to the array.
+            """
+            rule = server.faults.pick(method, path)
+            if rule is None:
+                return None
+            LOG.info('injecting %s on %s %s', rule.kind, method, path)
+            if rule.kind == 'latency':
+                time.sleep(rule.seconds)
+                return None
+            if rule.kind in ('drop', 'restart'):
+                self.close_connection = True
+                self.connection.close()
+                return 0
+            if rule.kind == 'busy':
+                self._send(400, {'error_msg': 'MC_ERR_BUSY'})
+                return 400
+            self._send(rule.status, api.error_payload(rule.status,
+                                                      'injected fault'))
+            return rule.status
+
+        def _admin(self, raw):
+            try:
+                if self.command == 'GET':
+                    return self._send(200, server.faults.listing())
+                if self.command == 'DELETE':
+                    server.faults.clear()
+                    return self._send(204, None)
+                if self.command == 'POST':
+                    server.faults.load(json.loads(raw or b'null'))
+                    return self._send(201, server.faults.listing())
+            except (ValueError, faults_mod.FaultError) as e:
+                return self._send(400, api.error_payload(400, str(e)))
+            self._send(405, api.error_payload(405, 'method not allowed'))
+
         def _handle(self):
             parsed = urllib.parse.urlsplit(self.path)
             query = urllib.parse.parse_qsl(parsed.query,
@@ -109,6 +150,16 @@ def _make_handler(api, server):
                     401, 'authentication required'),
                     headers=[('WWW-Authenticate',
                               'Basic realm="reference-array"')])
+            if parsed.path == ADMIN_FAULTS:
+                return self._admin(raw)
+            if server.faults.down():
+                self.close_connection = True
+                self.connection.close()
+                return
+            injected = self._fault(self.command, parsed.path)
+            if injected is not None:
+                server.record(self.command, self.path, injected, 0.0)
+                return
             started = time.monotonic()
             try:
                 body = api.parse_body(raw)
@@ -135,8 +186,9 @@ class JSONServer(object):
     """Serve ``api`` on host:port in a background thread."""
 
     def __init__(self, api, host, port, certfile=None, keyfile=None,
-                 request_log=None):
+                 request_log=None, faults=None):
         self.api = api
+        self.faults = faults or faults_mod.Injector()
         self._log_lock = threading.Lock()
         self._log = open(request_log, 'a', buffering=1) \
             if request_log else None

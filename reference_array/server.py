@@ -10,6 +10,7 @@ import uuid
 
 from reference_array import engine as engine_mod
 from reference_array import exports as exports_mod
+from reference_array import faults as faults_mod
 from reference_array import httpd
 from reference_array import iscsi
 from reference_array import k2api
@@ -78,9 +79,14 @@ class Array(object):
             cert, key = tlsutil.ensure_certificate(self.data_dir,
                                                    hosts=(host, 'localhost'))
         self.cert = cert
+        self.faults = faults_mod.Injector(seed=args.fault_seed)
+        if args.faults:
+            with open(args.faults) as f:
+                self.faults.load(json.load(f))
         self.k2_server = httpd.JSONServer(
             k2api.K2API(self.k2, users), host, args.k2_port, cert, key,
-            request_log=os.path.join(self.data_dir, 'k2-requests.log'))
+            request_log=os.path.join(self.data_dir, 'k2-requests.log'),
+            faults=self.faults)
         self.exports = exports_mod.Exports(self.store, self.engine,
                                            system['iqn'],
                                            self.config['system_id'])

@@ -114,6 +114,18 @@ class ReferenceArray(fixtures.Fixture):
             return [line.strip() for line in f
                     if int(line.split()[2]) >= 400]
 
+    def inject(self, *rules):
+        """Add fault rules to the array (see reference_array.faults)."""
+        self.k2_client().http.session.post(
+            'https://%s:%s/_admin/faults' % (self.k2_host, self.k2_port),
+            json=list(rules), verify=self.info['ca_cert'],
+            timeout=10).raise_for_status()
+
+    def clear_faults(self):
+        self.k2_client().http.session.delete(
+            'https://%s:%s/_admin/faults' % (self.k2_host, self.k2_port),
+            verify=self.info['ca_cert'], timeout=10).raise_for_status()
+
     def k2_client(self, password=None, verify=None, retries=0):
         from cinder_driver.k2 import client
         return client.K2Client(

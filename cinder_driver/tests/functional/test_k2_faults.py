@@ -1,0 +1,89 @@
+"""K2 driver against injected array faults: retries, bounds, no leftovers."""
+
+import time
+
+from cinder_driver.common import exception as flash_exception
+from cinder_driver.tests.functional import k2_driver_base
+
+GIB = 1024 * 1024
+
+
+class FaultsTestCase(k2_driver_base.K2DriverTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.driver = self.make_driver(flash_rest_retries=3,
+                                       flash_rest_retry_backoff=0.05,
+                                       flash_rest_read_timeout=2.0)
+
+    def _sent(self, method, fragment):
+        return [r for r in self.array.k2_requests()
+                if r.startswith(method) and fragment in r]
+
+    def test_busy_and_503_are_retried_to_success(self):
+        self.array.inject(
+            {'path': '/volume_groups$', 'methods': ['POST'], 'kind': 'busy',
+             'count': 2},
+            {'path': '/volumes$', 'methods': ['POST'], 'kind': 'status',
+             'status': 503, 'count': 1})
+        vol = self.create()
+        self.assertIsNotNone(self.array_volume(vol))
+        self.assertEqual(3, len(self._sent('POST', '/volume_groups')))
+        self.assertEqual(2, len(self._sent('POST', '/volumes')))
+
+    def test_lasting_5xx_on_create_leaves_nothing(self):
+        self.array.inject({'path': '/volumes$', 'methods': ['POST'],
+                           'kind': 'status', 'status': 503})
+        self.assertRaises(flash_exception.ArrayAPIError, self.create)
+        self.array.clear_faults()
+        self.assertEqual([], self.array.k2_client().search('volume_groups'))
+
+    def test_ambiguous_500_on_post_is_not_replayed(self):
+        self.array.inject({'path': '/volumes$', 'methods': ['POST'],
+                           'kind': 'status', 'status': 500, 'count': 1})
+        self.assertRaises(flash_exception.ArrayAPIError, self.create)
+        self.assertEqual(1, len(self._sent('POST', '/volumes')))
+        self.assertEqual([], self.array.k2_client().search('volume_groups'))
+
+    def test_dropped_connection_on_reads_is_retried(self):
+        vol = self.create()
+        self.array.inject({'path': '/mappings', 'methods': ['GET'],
+                           'kind': 'drop', 'count': 1})
+        self.driver.initialize_connection(vol, k2_driver_base.CONNECTOR)
+        self.driver.terminate_connection(vol, k2_driver_base.CONNECTOR)
+        self.assertEqual([], self.array.k2_client().search('mappings'))
+
+    def test_latency_beyond_read_timeout_is_bounded(self):
+        vol = self.create()
+        self.array.inject({'path': '/volumes/', 'methods': ['PATCH'],
+                           'kind': 'latency', 'seconds': 5})
+        started = time.monotonic()
+        self.assertRaises(flash_exception.ArrayTimeout,
+                          self.driver.extend_volume, vol, 2)
+        # PATCH is idempotent: retried, each try cut at the read timeout.
+        self.assertLess(time.monotonic() - started, 4 * 2.0 + 1.0)
+
+    def test_rest_service_restart_is_ridden_out(self):
+        self.array.inject({'path': '/volume_groups$', 'methods': ['POST'],
+                           'kind': 'restart', 'seconds': 0.3, 'count': 1})
+        driver = self.make_driver(flash_rest_retries=5,
+                                  flash_rest_retry_backoff=0.2)
+        vol = self.volume()
+        # The connection is cut after the request was read: an ambiguous
+        # failure, which a create does not replay.
+        self.assertRaises(flash_exception.ArrayAPIError,
+                          driver.create_volume, vol)
+        # The service is back after its restart window.
+        self.assertEqual([], self.array.k2_client(retries=3).search(
+            'volume_groups'))
+        vol.update(driver.create_volume(vol))
+        self.assertIsNotNone(self.array_volume(vol))
+
+    def test_bad_rules_are_refused(self):
+        for rule in ({'kind': 'explode'}, {'kind': 'latency', 'colour': 1},
+                     {'kind': 'status', 'status': 200}):
+            resp = self.array.k2_client().http.session.post(
+                'https://%s:%s/_admin/faults' % (self.array.k2_host,
+                                                 self.array.k2_port),
+                json=rule, verify=self.array.info['ca_cert'], timeout=10)
+            self.assertEqual(400, resp.status_code, rule)

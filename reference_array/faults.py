@@ -1,0 +1,105 @@
+"""Fault injection for reliability tests.
+
+Rules come from ``--faults FILE`` or ``POST /_admin/faults`` (a JSON
+list or object); ``GET`` lists them with how often each fired, ``DELETE``
+clears them. A rule:
+
+``path``      regular expression matched against the request path
+``methods``   list of HTTP methods (default: all)
+``fraction``  share of matching calls it hits, 0..1 (default 1)
+``count``     stop after this many hits (default: no limit)
+``kind``      ``latency`` (sleep ``seconds`` then serve), ``status``
+              (answer ``status``, 500 by default), ``busy`` (HTTP 400
+              ``MC_ERR_BUSY``), ``drop`` (close the connection without an
+              answer), ``restart`` (the REST service refuses connections
+              for ``seconds``)
+
+Faults apply before the request reaches the array, so an injected
+failure never half-applies a change.
+"""
+
+import random
+import re
+import threading
+import time
+
+KINDS = ('latency', 'status', 'busy', 'drop', 'restart')
+
+
+class FaultError(ValueError):
+    pass
+
+
+class Rule(object):
+
+    def __init__(self, spec):
+        if not isinstance(spec, dict):
+            raise FaultError('a fault rule must be an object')
+        unknown = set(spec) - {'path', 'methods', 'fraction', 'count',
+                               'kind', 'seconds', 'status'}
+        if unknown:
+            raise FaultError('unknown fault rule field(s): %s' %
+                             ', '.join(sorted(unknown)))
+        self.kind = spec.get('kind')
+        if self.kind not in KINDS:
+            raise FaultError('kind must be one of %s, not %r' % (
+                ', '.join(KINDS), self.kind))
+        try:
+            self.path = re.compile(spec.get('path', '.*'))
+        except (re.error, TypeError) as e:
+            raise FaultError('bad path expression: %s' % e)
+        self.methods = {m.upper() for m in spec.get('methods') or ()}
+        self.fraction = float(spec.get('fraction', 1.0))
+        self.count = spec.get('count')
+        self.seconds = float(spec.get('seconds', 0.0))
+        self.status = int(spec.get('status', 500))
+        if not 0.0 <= self.fraction <= 1.0 or self.seconds < 0 or \
+                not 400 <= self.status <= 599:
+            raise FaultError('fraction must be 0..1, seconds >= 0 and '
+                             'status 400..599')
+        self.hits = 0
+        self.spec = dict(spec)
+
+    def matches(self, method, path):
+        return ((not self.methods or method in self.methods) and
+                self.path.search(path) is not None and
+                (self.count is None or self.hits < self.count))
+
+
+class Injector(object):
+
+    def __init__(self, seed=None):
+        self._rules = []
+        self._lock = threading.Lock()
+        self._random = random.Random(seed)
+        self.down_until = 0.0
+
+    def load(self, specs):
+        rules = [Rule(s) for s in (specs if isinstance(specs, list)
+                                   else [specs])]
+        with self._lock:
+            self._rules.extend(rules)
+
+    def clear(self):
+        with self._lock:
+            self._rules = []
+            self.down_until = 0.0
+
+    def listing(self):
+        with self._lock:
+            return [dict(r.spec, hits=r.hits) for r in self._rules]
+
+    def down(self):
+        return time.monotonic() < self.down_until
+
+    def pick(self, method, path):
+        """The rule that fires for this request, or None."""
+        with self._lock:
+            for rule in self._rules:
+                if rule.matches(method, path) and \
+                        self._random.random() < rule.fraction:
+                    rule.hits += 1
+                    if rule.kind == 'restart':
+                        self.down_until = time.monotonic() + rule.seconds
+                    return rule
+        return None
