@@ -1,13 +1,29 @@
-"""Side-by-side benchmarks against one reference array, printed as ratios.
+"""Benchmarks, side by side in one run, printed as ratios.
 
-REST round-trip cost of our K2 client next to the vendor's krest 1.3.7
-(what Cinder's in-tree Kaminario driver uses), for the same calls on the
-same array in the same run. Results go to a JSON file.
+``tox -e bench [-- --scale 0.25]``. Each section runs against a fresh
+reference array and compares it with its anchor on this machine:
+
+rest       K2 REST round trip of our client vs krest 1.3.7 (the in-tree
+           driver's client), same calls, same array
+cow        snapshot and clone creation time after 256 MiB vs 4 GiB were
+           written to the source (copy-on-write: the ratio should be ~1)
+ingest     MB/s per array CPU-second through iSCSI of a document data set,
+           and the data reduction reached, dedup vs nodedup volume groups
+iops       4k random write/read IOPS through iSCSI, our target vs tgtd
+           serving a file on tmpfs (the limit on this machine)
+memory     the array's resident memory with 1 TiB provisioned, 8 GiB
+           written
+
+Results go to bench-results.json and bench-results.md. Timings are
+reported, never asserted.
 """
 
 import argparse
 import json
 import os
+import random
+import re
+import shutil
 import signal
 import statistics
 import subprocess
@@ -23,81 +39,364 @@ warnings.filterwarnings('ignore', message=r'\s*Eventlet is deprecated')
 
 from cinder_driver.k2 import client as k2_client  # noqa: E402
 
-
-def start_array(data_dir):
-    proc = subprocess.Popen(
-        [sys.executable, '-m', 'reference_array', 'serve', '--data-dir',
-         data_dir, '--log-file', os.path.join(data_dir, 'array.log')],
-        stdout=subprocess.PIPE, text=True)
-    return proc, json.loads(proc.stdout.readline())
+MIB = 1 << 20
+KIB_PER_GIB = 1 << 20
+INITIATOR = 'iqn.2026-11.io.cinder-flash:bench'
 
 
-def timed(fn, rounds):
-    samples = []
-    for _ in range(rounds):
-        started = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - started)
-    return samples
+class Array(object):
+    """A reference array process with a mapped-volume helper."""
+
+    def __init__(self, capacity_gib=2048):
+        self.dir = tempfile.mkdtemp(prefix='bench-array-')
+        self.proc = subprocess.Popen(
+            [sys.executable, '-m', 'reference_array', 'serve', '--data-dir',
+             self.dir, '--iscsi-port', '0', '--capacity-gib',
+             str(capacity_gib), '--log-file',
+             os.path.join(self.dir, 'array.log')],
+            stdout=subprocess.PIPE, text=True)
+        self.info = json.loads(self.proc.stdout.readline())
+        url = parse.urlsplit(self.info['k2'])
+        self.k2 = k2_client.K2Client(url.hostname, self.info['user'],
+                                     self.info['password'], port=url.port,
+                                     verify=self.info['ca_cert'],
+                                     read_timeout=600)
+        self.host = None
+
+    def volume(self, name, size_gib, dedup=True):
+        vg = self.k2.create('volume_groups', {'name': 'cvg-' + name,
+                                              'quota': 0, 'is_dedup': dedup})
+        vol = self.k2.create('volumes', {
+            'name': 'cv-' + name, 'size': size_gib * KIB_PER_GIB,
+            'volume_group': k2_client.ref('volume_groups', vg['id'])})
+        return vg, vol
+
+    def map(self, resource, obj_id):
+        if self.host is None:
+            self.host = self.k2.create('hosts', {'name': 'bench'})
+            self.k2.create('host_iqns', {'iqn': INITIATOR, 'host':
+                                         k2_client.ref('hosts',
+                                                       self.host['id'])})
+        lun = self.k2.create('mappings', {
+            'volume': k2_client.ref(resource, obj_id),
+            'host': k2_client.ref('hosts', self.host['id'])})['lun']
+        return iscsi_url(self.info['iscsi_portal'], self.info['iqn'], lun)
+
+    def cpu_seconds(self):
+        with open('/proc/%d/stat' % self.proc.pid) as f:
+            fields = f.read().rsplit(')', 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf(
+            'SC_CLK_TCK')
+
+    def rss_mib(self):
+        with open('/proc/%d/status' % self.proc.pid) as f:
+            for line in f:
+                if line.startswith('VmRSS:'):
+                    return int(line.split()[1]) / 1024.0
+        return 0.0
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(timeout=60)
+        shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def summary(samples):
-    ordered = sorted(samples)
-    return {'calls': len(samples),
-            'mean_ms': statistics.fmean(samples) * 1000,
-            'p50_ms': ordered[len(ordered) // 2] * 1000,
-            'p99_ms': ordered[min(len(ordered) - 1,
-                                  int(len(ordered) * 0.99))] * 1000}
+def iscsi_url(portal, iqn, lun):
+    return 'json:' + json.dumps({
+        'file.driver': 'iscsi', 'file.transport': 'tcp',
+        'file.portal': portal, 'file.target': iqn, 'file.lun': lun,
+        'file.initiator-name': INITIATOR})
+
+
+def run(*cmd):
+    result = subprocess.run(cmd, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError('%s failed: %s' % (cmd[0], result.stderr[-500:]))
+    return result.stdout
+
+
+def documents(path, mib, seed=7):
+    """JSON documents: compressible, with repeats (as a database's pages)."""
+    rnd = random.Random(seed)
+    states = ['state-%02d' % n for n in range(57)]
+    with open(path, 'wb') as f:
+        written = 0
+        while written < mib * MIB:
+            doc = ('{"mNumber": %d, "state": "%s", "fields": {%s}}\n' % (
+                rnd.randrange(10 ** 9), rnd.choice(states), ', '.join(
+                    '"f%d": "%016x"' % (n, rnd.getrandbits(64))
+                    for n in range(20)))).encode()
+            f.write(doc)
+            written += len(doc)
+        f.truncate(mib * MIB)
+
+
+def random_file(path, mib):
+    with open(path, 'wb') as f:
+        for _n in range(mib):
+            f.write(os.urandom(MIB))
+
+
+def timed(fn):
+    started = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - started, result
+
+
+# -- sections ---------------------------------------------------------------
+
+def bench_rest(args, tmp):
+    import krest
+    import urllib3
+    urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
+    array = Array()
+    try:
+        url = parse.urlsplit(array.info['k2'])
+        theirs = krest.EndPoint('%s:%s' % (url.hostname, url.port),
+                                array.info['user'], array.info['password'],
+                                ssl_validate=False)
+
+        def p50(fn, rounds=200):
+            samples = [timed(fn)[0] for _n in range(rounds)]
+            return statistics.median(samples) * 1000
+        ours = p50(lambda: array.k2.system_state())
+        krests = p50(lambda: theirs.search('system/state').hits[0])
+        return {'ours_p50_ms': ours, 'krest_p50_ms': krests,
+                'ratio': krests / ours}
+    finally:
+        array.stop()
+
+
+def bench_cow(args, tmp):
+    small, large = int(256 * args.scale), int(4096 * args.scale)
+    array = Array()
+    out = {}
+    try:
+        for mib in (small, large):
+            vg, vol = array.volume('cow%d' % mib, max(1, -(-mib // 1024)))
+            data = os.path.join(tmp, 'cow.raw')
+            random_file(data, mib)
+            run('qemu-img', 'convert', '-n', '-f', 'raw', '-O', 'raw',
+                data, array.map('volumes', vol['id']))
+            # Medians of five: the first durable commit after a large
+            # ingest may also pay for a database checkpoint.
+            snaps, clones = [], []
+            for n in range(5):
+                snaps.append(timed(lambda: array.k2.create('snapshots', {
+                    'short_name': 's%d-%d' % (mib, n),
+                    'source': k2_client.ref('volume_groups', vg['id'])}))[0])
+                clone_vg, _c = array.volume('clone%d-%d' % (mib, n), 1)
+                clones.append(timed(lambda: array.k2.create('volumes', {
+                    'name': 'cv-c%d-%d' % (mib, n), 'size': vol['size'],
+                    'volume_group': k2_client.ref('volume_groups',
+                                                  clone_vg['id']),
+                    'source': k2_client.ref('volumes', vol['id'])}))[0])
+            out['%d MiB' % mib] = {
+                'snapshot_ms': statistics.median(snaps) * 1000,
+                'clone_ms': statistics.median(clones) * 1000}
+            os.unlink(data)
+        a, b = out['%d MiB' % small], out['%d MiB' % large]
+        out['snapshot_ratio'] = b['snapshot_ms'] / a['snapshot_ms']
+        out['clone_ratio'] = b['clone_ms'] / a['clone_ms']
+        return out
+    finally:
+        array.stop()
+
+
+def bench_ingest(args, tmp):
+    mib = int(512 * args.scale)
+    data = os.path.join(tmp, 'docs.raw')
+    documents(data, mib)
+    out = {}
+    for dedup in (True, False):
+        array = Array()
+        try:
+            _vg, vol = array.volume('ingest', max(1, -(-mib // 1024)),
+                                    dedup=dedup)
+            target = array.map('volumes', vol['id'])
+            cpu0 = array.cpu_seconds()
+            wall, _r = timed(lambda: run('qemu-img', 'convert', '-n', '-f',
+                                         'raw', '-O', 'raw', data, target))
+            # A second copy, as a replica would write it.
+            _vg2, vol2 = array.volume('ingest2', max(1, -(-mib // 1024)),
+                                      dedup=dedup)
+            run('qemu-img', 'convert', '-n', '-f', 'raw', '-O', 'raw', data,
+                array.map('volumes', vol2['id']))
+            cpu = array.cpu_seconds() - cpu0
+            cap = array.k2.find('system/capacity')
+            out['dedup' if dedup else 'nodedup'] = {
+                'MB_per_s_wall': mib / wall,
+                'MB_per_cpu_s': 2 * mib / cpu if cpu else 0,
+                'reduction': cap['logical'] / max(cap['physical'], 1)}
+        finally:
+            array.stop()
+    os.unlink(data)
+    return out
+
+
+def _qemu_bench(url, write, count):
+    cmd = ['qemu-img', 'bench', '-f', 'raw', '-t', 'none', '-c', str(count),
+           '-d', '32', '-s', '4096', '-S', '1052672']
+    if write:
+        cmd += ['-w', '--pattern', '165']
+    seconds, out = timed(lambda: run(*(cmd + [url])))
+    match = re.search(r'Run completed in ([\d.]+) seconds', out)
+    return count / float(match.group(1) if match else seconds)
+
+
+def bench_iops(args, tmp):
+    count = int(40000 * args.scale)
+    out = {}
+    array = Array()
+    try:
+        _vg, vol = array.volume('iops', 1)
+        url = array.map('volumes', vol['id'])
+        out['ours'] = {'write': _qemu_bench(url, True, count),
+                       'read': _qemu_bench(url, False, count)}
+    finally:
+        array.stop()
+    tgt = _tgtd(tmp)
+    try:
+        url = iscsi_url('127.0.0.1:%d' % tgt['port'], tgt['iqn'], 1)
+        out['tgtd_tmpfs'] = {'write': _qemu_bench(url, True, count),
+                             'read': _qemu_bench(url, False, count)}
+    finally:
+        _tgtd_stop(tgt)
+    out['write_ratio'] = out['ours']['write'] / out['tgtd_tmpfs']['write']
+    out['read_ratio'] = out['ours']['read'] / out['tgtd_tmpfs']['read']
+    return out
+
+
+def _tgtd(tmp):
+    mnt = os.path.join(tmp, 'tmpfs')
+    os.makedirs(mnt)
+    run('mount', '-t', 'tmpfs', '-o', 'size=1200M', 'tmpfs', mnt)
+    backing = os.path.join(mnt, 'lun')
+    run('truncate', '-s', '1G', backing)
+    port = 3261
+    proc = subprocess.Popen(['tgtd', '-f', '--iscsi',
+                             'portal=127.0.0.1:%d' % port],
+                            stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    iqn = 'iqn.2026-11.io.cinder-flash:tgtd-baseline'
+    for _n in range(50):
+        if subprocess.run(['tgtadm', '--lld', 'iscsi', '--mode', 'target',
+                           '--op', 'show'], capture_output=True
+                          ).returncode == 0:
+            break
+        time.sleep(0.1)
+    run('tgtadm', '--lld', 'iscsi', '--mode', 'target', '--op', 'new',
+        '--tid', '1', '--targetname', iqn)
+    run('tgtadm', '--lld', 'iscsi', '--mode', 'logicalunit', '--op', 'new',
+        '--tid', '1', '--lun', '1', '--backing-store', backing)
+    run('tgtadm', '--lld', 'iscsi', '--mode', 'target', '--op', 'bind',
+        '--tid', '1', '--initiator-address', 'ALL')
+    return {'proc': proc, 'port': port, 'iqn': iqn, 'mnt': mnt}
+
+
+def _tgtd_stop(tgt):
+    subprocess.run(['tgtadm', '--lld', 'iscsi', '--mode', 'target', '--op',
+                    'delete', '--force', '--tid', '1'], capture_output=True)
+    subprocess.run(['tgtadm', '--lld', 'iscsi', '--mode', 'system', '--op',
+                    'delete'], capture_output=True)
+    try:
+        tgt['proc'].wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        tgt['proc'].kill()
+        tgt['proc'].wait()
+    subprocess.run(['umount', tgt['mnt']], capture_output=True)
+
+
+def bench_memory(args, tmp):
+    written = int(8192 * args.scale)
+    array = Array(capacity_gib=4096)
+    try:
+        _vg, vol = array.volume('big', 1024)
+        url = array.map('volumes', vol['id'])
+        # Spread the written data over the whole 1 TiB.
+        stride = 1024 * 1024 * MIB // max(1, written // 256)
+        for n in range(max(1, written // 256)):
+            run('qemu-io', '-f', 'raw', '-c', 'write -P %d %d 256M' % (
+                n % 251, n * stride), url)
+        return {'provisioned_GiB': 1024, 'written_MiB': written,
+                'rss_MiB': array.rss_mib()}
+    finally:
+        array.stop()
+
+
+SECTIONS = {'rest': bench_rest, 'cow': bench_cow, 'ingest': bench_ingest,
+            'iops': bench_iops, 'memory': bench_memory}
+
+
+def markdown(results):
+    lines = ['| benchmark | ours | anchor | ratio |', '|---|---|---|---|']
+    # ratio: anchor/ours for times, ours/anchor for rates.
+    r = results.get('rest')
+    if r:
+        lines.append('| K2 REST round trip p50 (ms) | %.2f | %.2f (krest '
+                     '1.3.7) | %.2f |' % (
+                         r['ours_p50_ms'], r['krest_p50_ms'], r['ratio']))
+    c = results.get('cow')
+    if c:
+        keys = [k for k in c if k.endswith('MiB')]
+        lines.append('| snapshot creation (ms), %s vs %s written | %.1f | '
+                     '%.1f | %.2f |' % (keys[1], keys[0],
+                                        c[keys[1]]['snapshot_ms'],
+                                        c[keys[0]]['snapshot_ms'],
+                                        c['snapshot_ratio']))
+        lines.append('| clone creation (ms), %s vs %s written | %.1f | '
+                     '%.1f | %.2f |' % (keys[1], keys[0],
+                                        c[keys[1]]['clone_ms'],
+                                        c[keys[0]]['clone_ms'],
+                                        c['clone_ratio']))
+    i = results.get('ingest')
+    if i:
+        for kind in ('dedup', 'nodedup'):
+            lines.append('| ingest %s: MB/s per array CPU-s / reduction | '
+                         '%.0f / %.2f:1 | | |' % (
+                             kind, i[kind]['MB_per_cpu_s'],
+                             i[kind]['reduction']))
+    o = results.get('iops')
+    if o:
+        for op in ('write', 'read'):
+            lines.append('| 4k random %s IOPS (QD32) | %.0f | %.0f (tgtd, '
+                         'tmpfs) | %.0f%% |' % (
+                             op, o['ours'][op], o['tgtd_tmpfs'][op],
+                             100 * o['%s_ratio' % op]))
+    m = results.get('memory')
+    if m:
+        lines.append('| array RSS, %d GiB provisioned, %d MiB written | '
+                     '%.0f MiB | 512 MiB target | |' % (
+                         m['provisioned_GiB'], m['written_MiB'],
+                         m['rss_MiB']))
+    return '\n'.join(lines)
 
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument('--rounds', type=int, default=300)
+    parser.add_argument('sections', nargs='*', default=list(SECTIONS))
+    parser.add_argument('--scale', type=float, default=1.0,
+                        help='shrink the data sizes (0.25: a quarter)')
     parser.add_argument('--output', default=os.path.join(
-        ROOT, 'bench-results.json'))
+        ROOT, 'bench-results'))
     args = parser.parse_args()
-    import krest
-    import urllib3
-    # The in-tree driver runs krest unverified; its per-call warning is
-    # not a benchmark result.
-    urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
-
-    with tempfile.TemporaryDirectory() as data_dir:
-        proc, info = start_array(data_dir)
-        try:
-            url = parse.urlsplit(info['k2'])
-            ours = k2_client.K2Client(url.hostname, info['user'],
-                                      info['password'], port=url.port,
-                                      verify=info['ca_cert'])
-            theirs = krest.EndPoint('%s:%s' % (url.hostname, url.port),
-                                    info['user'], info['password'],
-                                    ssl_validate=False)
-            cases = {
-                'system/state search': (
-                    lambda: ours.system_state(),
-                    lambda: theirs.search('system/state').hits[0]),
-                'net_ips search': (
-                    lambda: ours.search('system/net_ips'),
-                    lambda: list(theirs.search('system/net_ips').hits)),
-            }
-            results = {}
-            print('%-22s %12s %12s %8s' % ('operation', 'ours p50 ms',
-                                           'krest p50 ms', 'ratio'))
-            for name, (mine, vendor) in cases.items():
-                a = summary(timed(mine, args.rounds))
-                b = summary(timed(vendor, args.rounds))
-                ratio = b['p50_ms'] / a['p50_ms'] if a['p50_ms'] else 0
-                results[name] = {'ours': a, 'krest-1.3.7': b,
-                                 'speedup_p50': ratio}
-                print('%-22s %12.2f %12.2f %7.2fx' % (
-                    name, a['p50_ms'], b['p50_ms'], ratio))
-        finally:
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(timeout=30)
-    with open(args.output, 'w') as f:
-        json.dump({'machine': os.uname().nodename, 'cpus': os.cpu_count(),
-                   'results': results}, f, indent=2)
-    print('results written to %s' % args.output)
+    results = {'machine': {'host': os.uname().nodename,
+                           'cpus': os.cpu_count(),
+                           'kernel': os.uname().release},
+               'scale': args.scale}
+    with tempfile.TemporaryDirectory(prefix='bench-') as tmp:
+        for name in args.sections:
+            print('== %s' % name, flush=True)
+            started = time.monotonic()
+            results[name] = SECTIONS[name](args, tmp)
+            print(json.dumps(results[name], indent=1), flush=True)
+            print('(%.0f s)' % (time.monotonic() - started), flush=True)
+    table = markdown(results)
+    print('\n' + table)
+    with open(args.output + '.json', 'w') as f:
+        json.dump(results, f, indent=2)
+    with open(args.output + '.md', 'w') as f:
+        f.write(table + '\n')
     return 0
 
 
