@@ -257,9 +257,9 @@ class K2Adapter(groups.GroupOps):
     # -- volumes -------------------------------------------------------------
     def _create(self, volume, size_gib, source=None):
         specs = volume_specs(volume.volume_type)
-        group = self.client.create('volume_groups', {
+        group = self.client.create_unique('volume_groups', {
             'name': naming.group_name(volume), 'quota': 0,
-            'is_dedup': specs['dedup']})
+            'is_dedup': specs['dedup']}, name=naming.group_name(volume))
         body = {'name': naming.volume_name(volume),
                 'description': _owner(volume),
                 'size': size_gib * KIB_PER_GIB,
@@ -268,7 +268,8 @@ class K2Adapter(groups.GroupOps):
         if source is not None:
             body['source'] = source
         try:
-            vol = self.client.create('volumes', body)
+            vol = self.client.create_unique('volumes', body,
+                                            name=body['name'])
         except Exception:
             # Nothing half-created: the empty group goes with the failure.
             with _suppressed('removing volume group %s' % group['id']):
@@ -298,8 +299,7 @@ class K2Adapter(groups.GroupOps):
     def delete_volume(self, volume):
         ids = self._volume_ids(volume, required=False)
         if ids is None:
-            LOG.info('Volume %s is not on the array; nothing to delete.',
-                     volume.id)
+            self._remove_leftover_group(volume)
             return
         group_id, volume_id = ids
         try:
@@ -313,7 +313,7 @@ class K2Adapter(groups.GroupOps):
         try:
             self.client.delete('volume_groups', group_id)
         except flash_exception.ArrayAPIError as e:
-            if e.status != 400:
+            if e.status != 400 or k2_client.is_busy_error(e):
                 raise
             # Cinder deletes its snapshots before their volume, so what
             # is left was made on the array by someone else: keep it.
@@ -322,6 +322,18 @@ class K2Adapter(groups.GroupOps):
                         '%(err)s', {'vol': volume.id,
                                     'vg': naming.group_name(volume),
                                     'err': e.msg})
+
+    def _remove_leftover_group(self, volume):
+        """A create that failed half-way may have left its empty group."""
+        group = self.client.find('volume_groups',
+                                 name=naming.group_name(volume))
+        if group is not None and not group.get('volumes_count'):
+            LOG.info('Removing the empty volume group %s left by a failed '
+                     'create of volume %s.', group['name'], volume.id)
+            self.client.delete('volume_groups', group['id'])
+        else:
+            LOG.info('Volume %s is not on the array; nothing to delete.',
+                     volume.id)
 
     def extend_volume(self, volume, new_size):
         _group, volume_id = self._volume_ids(volume)
@@ -351,11 +363,12 @@ class K2Adapter(groups.GroupOps):
     # -- snapshots -----------------------------------------------------------
     def create_snapshot(self, snapshot):
         group_id, _volume_id = self._volume_ids(snapshot.volume)
-        snap = self.client.create('snapshots', {
+        snap = self.client.create_unique('snapshots', {
             'short_name': naming.snapshot_name(snapshot),
             'source': k2_client.ref('volume_groups', group_id),
             'retention_policy': self.retention_policy,
-            'is_auto_deleteable': False, 'description': _owner(snapshot)})
+            'is_auto_deleteable': False, 'description': _owner(snapshot)},
+            short_name=naming.snapshot_name(snapshot))
         try:
             # A volume in a consistency group shares its volume group: pick
             # this volume's member of the snapshot.
@@ -463,7 +476,7 @@ class K2Adapter(groups.GroupOps):
         if chap is not None:
             body['host_auth_profile'] = self._auth_profile(name, chap)
         try:
-            host = self.client.create('hosts', body)
+            host = self.client.create_unique('hosts', body, name=name)
         except flash_exception.ArrayAPIError as e:
             if e.status != 400:
                 raise
@@ -474,9 +487,10 @@ class K2Adapter(groups.GroupOps):
                 raise
         for port in ports:
             try:
-                self.client.create(kind, {field: port, 'host':
-                                          k2_client.ref('hosts',
-                                                        host['id'])})
+                self.client.create_unique(
+                    kind, {field: port, 'host': k2_client.ref('hosts',
+                                                              host['id'])},
+                    **{field: port})
             except flash_exception.ArrayAPIError as e:
                 if e.status != 400:
                     raise
@@ -487,7 +501,8 @@ class K2Adapter(groups.GroupOps):
         body = {'name': name, 'auth_type': 'CHAP', 'username': user,
                 'secret': secret}
         try:
-            profile = self.client.create('host_auth_profiles', body)
+            profile = self.client.create_unique('host_auth_profiles', body,
+                                                name=name)
         except flash_exception.ArrayAPIError as e:
             if e.status != 400:
                 raise
@@ -507,8 +522,10 @@ class K2Adapter(groups.GroupOps):
         volume_ref = k2_client.ref('volumes', volume_id)
         host_ref = k2_client.ref('hosts', host_id)
         try:
-            return self.client.create('mappings', {'volume': volume_ref,
-                                                   'host': host_ref})['lun']
+            return self.client.create_unique(
+                'mappings', {'volume': volume_ref, 'host': host_ref},
+                **{'volume.ref': volume_ref['ref'],
+                   'host.ref': host_ref['ref']})['lun']
         except flash_exception.ArrayAPIError as e:
             if e.status != 400:
                 raise
@@ -689,13 +706,30 @@ class K2Adapter(groups.GroupOps):
             with _suppressed('removing volume group %s' % temp_group['id']):
                 self.client.delete('volume_groups', temp_group['id'])
             raise
-        self.client.delete('volumes', volume_id)
-        self.client.delete('volume_groups', group['id'])
-        self.client.update('volume_groups', temp_group['id'],
-                           {'name': naming.group_name(volume)})
-        self.client.update('volumes', copy['id'], {
-            'name': naming.volume_name(volume),
-            'description': _owner(volume)})
+        try:
+            self.client.delete('volumes', volume_id)
+        except Exception:
+            # The original is intact: drop the copy and give up.
+            with _suppressed('removing copy %s' % copy['id']):
+                self.client.delete('volumes', copy['id'])
+                self.client.delete('volume_groups', temp_group['id'])
+            raise
+        # From here the copy is the volume: whatever fails now must not
+        # fail the retype, or Cinder would keep pointing at the deleted
+        # original. Names are tidied on a best-effort basis.
+        for what, call in (
+                ('removing volume group %s' % group['id'],
+                 lambda: self.client.delete('volume_groups', group['id'])),
+                ('renaming volume group %s' % temp_group['id'],
+                 lambda: self.client.update(
+                     'volume_groups', temp_group['id'],
+                     {'name': naming.group_name(volume)})),
+                ('renaming volume %s' % copy['id'],
+                 lambda: self.client.update('volumes', copy['id'], {
+                     'name': naming.volume_name(volume),
+                     'description': _owner(volume)}))):
+            with _suppressed(what):
+                call()
         return {'provider_id': _provider_id(temp_group['id'], copy['id'])}
 
     def migrate_volume(self, volume, host):

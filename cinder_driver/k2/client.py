@@ -23,6 +23,18 @@ def _busy(status, payload):
     return bool(text) and text.split(':')[0].strip() in BUSY_CODES
 
 
+def _ambiguous(error):
+    """Whether a failed call may have been applied by the array."""
+    if isinstance(error, (exception.ArrayTimeout,
+                          exception.ArrayUnreachable)):
+        return True
+    return error.status in (500, 502, 504)
+
+
+def is_busy_error(error):
+    return _busy(error.status, {'error_msg': error.error_code})
+
+
 def ref(resource, obj_id):
     return {'ref': '/%s/%s' % (resource, obj_id)}
 
@@ -119,6 +131,33 @@ class K2Client(object):
         path = '/%s' % resource
         status, payload = self.http.request('POST', path, body=body)
         return self._object('POST', path, status, payload)
+
+    def create_unique(self, resource, body, **key):
+        """Create an object that ``key`` identifies, surviving a lost answer.
+
+        A POST is never replayed after an ambiguous failure (a timeout, a
+        dropped connection, 500/502/504): the array may have applied it.
+        Instead the object is looked up by its unique key, at once and
+        once more after a read timeout (the array may still be working on
+        it), and used if it exists.
+        """
+        try:
+            return self.create(resource, body)
+        except exception.ArrayAPIError as e:
+            if not _ambiguous(e):
+                raise
+            for attempt in (0, 1):
+                if attempt:
+                    self.http._sleep(self.http.timeout[1])
+                try:
+                    found = self.find(resource, **key)
+                except exception.ArrayAPIError:
+                    # The array does not answer lookups either: a second
+                    # look would only stretch the time cinder-volume waits.
+                    raise e
+                if found is not None:
+                    return found
+            raise
 
     def update(self, resource, obj_id, body):
         path = '/%s/%s' % (resource, obj_id)

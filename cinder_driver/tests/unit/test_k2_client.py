@@ -87,3 +87,64 @@ class K2ClientTestCase(test.TestCase):
         err = self.assertRaises(exception.InvalidBackendConfig,
                                 client.K2Client, '', 'admin', 'pw')
         self.assertIn('san_ip', err.msg)
+
+
+class CreateUniqueTestCase(test.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.sleeps = []
+        self.client = client.K2Client('10.0.0.5', 'admin', 'pw', retries=2,
+                                      read_timeout=3,
+                                      sleep=self.sleeps.append)
+
+    def _script(self, *replies):
+        return fake_http.mount(self.client.http, replies)
+
+    def test_lost_answer_finds_the_created_object(self):
+        import requests
+        adapter = self._script(
+            Reply(raises=requests.exceptions.ReadTimeout('slow')),
+            Reply(200, {'hits': [{'id': 8, 'name': 'cv-1'}], 'total': 1}))
+        self.assertEqual(8, self.client.create_unique(
+            'volumes', {'name': 'cv-1'}, name='cv-1')['id'])
+        self.assertEqual(['POST', 'GET'],
+                         [c['method'] for c in adapter.calls])
+
+    def test_array_still_working_is_found_on_second_look(self):
+        adapter = self._script(
+            Reply(500, {'error_msg': 'internal'}),
+            Reply(200, {'hits': [], 'total': 0}),
+            Reply(200, {'hits': [{'id': 9}], 'total': 1}))
+        self.assertEqual(9, self.client.create_unique(
+            'mappings', {}, **{'volume.ref': '/volumes/1'})['id'])
+        self.assertEqual(3, len(adapter.calls))
+        self.assertEqual([3], self.sleeps)
+
+    def test_not_created_raises_the_original_error(self):
+        self._script(Reply(502, {'error_msg': 'gateway'}),
+                     Reply(200, {'hits': [], 'total': 0}),
+                     Reply(200, {'hits': [], 'total': 0}))
+        err = self.assertRaises(exception.ArrayAPIError,
+                                self.client.create_unique, 'volumes', {},
+                                name='x')
+        self.assertEqual(502, err.status)
+
+    def test_clear_refusal_is_not_looked_up(self):
+        adapter = self._script(Reply(400, {'error_msg': 'name too long'}))
+        self.assertRaises(exception.ArrayAPIError, self.client.create_unique,
+                          'volumes', {}, name='x')
+        self.assertEqual(1, len(adapter.calls))
+
+    def test_unanswered_lookup_gives_up_at_once(self):
+        import requests
+        adapter = self._script(
+            Reply(raises=requests.exceptions.ReadTimeout('slow')),
+            *[Reply(raises=requests.exceptions.ReadTimeout('slow'))] * 3)
+        self.assertRaises(exception.ArrayTimeout, self.client.create_unique,
+                          'volumes', {}, name='x')
+        self.assertEqual('POST', adapter.calls[0]['method'])
+        # One lookup (with its own retries), no second look, no sleep
+        # but the lookup's back-offs.
+        self.assertEqual(4, len(adapter.calls))
+        self.assertNotIn(3, self.sleeps)

@@ -1,0 +1,31 @@
+"""A short fault soak (``tox -e soak`` runs the long one)."""
+
+import os
+import sys
+
+from cinder.tests.unit import test
+
+from cinder_driver.tests.functional import array_fixture
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.dirname(os.path.abspath(__file__))))))
+from tools import soak  # noqa: E402
+
+
+class ShortSoakTestCase(test.TestCase):
+
+    def test_array_and_driver_agree_after_faults(self):
+        array = self.useFixture(array_fixture.ReferenceArray(
+            args=['--fault-seed', '11']))
+        counts, problems, fired = soak.run_soak(array.info, 200, seed=11)
+        self.assertEqual([], problems)
+        self.assertGreater(sum(rule['hits'] for rule in fired), 10)
+        succeeded = sum(n for k, n in counts.items() if k.endswith(' ok'))
+        failed = sum(n for k, n in counts.items()
+                     if k.endswith(' failed') and
+                     not k.startswith('follow-up'))
+        self.assertGreater(succeeded, 100)
+        self.assertGreater(failed, 0)
+        self.assertEqual(0, sum(n for k, n in counts.items()
+                                if k.startswith('follow-up') and
+                                k.endswith('failed')))

@@ -1,0 +1,324 @@
+"""Fault soak: mixed operations through the K2 driver under array faults.
+
+``tox -e soak [-- --operations 1000 --seed 3]``. A reference array
+injects busy answers, 503 and 500 replies, dropped connections and
+latency beyond the driver's read timeout on a fraction of calls, while a
+K2ISCSIDriver runs creates, clones, snapshots, attaches, detaches,
+extends, retypes and deletes. The soak keeps the model Cinder would keep
+(what succeeded) and, once the faults stop, compares it with the array:
+no array object Cinder does not know, no Cinder object missing on the
+array, no mapping to a host that did not ask for it. It prints the counts
+and exits non-zero on any mismatch.
+"""
+
+import argparse
+import collections
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import warnings
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+warnings.filterwarnings('ignore', message=r'\s*Eventlet is deprecated')
+
+FAULTS = [
+    {'path': '^/api/v2/(volumes|volume_groups|snapshots|volsnaps|mappings|'
+             'hosts|host_iqns)', 'kind': kind, 'fraction': fraction, **extra}
+    for kind, fraction, extra in (
+        ('busy', 0.03, {}), ('status', 0.02, {'status': 503}),
+        ('status', 0.02, {'status': 500}), ('drop', 0.02, {}),
+        ('latency', 0.01, {'seconds': 1.5}))]
+HOSTS = [{'host': 'soak-%d' % n, 'initiator':
+          'iqn.2026-11.io.cinder-flash:soak-%d' % n} for n in range(3)]
+
+
+class Soak(object):
+
+    def __init__(self, driver, ctx, seed):
+        from cinder.tests.unit import fake_snapshot
+        from cinder.tests.unit import fake_volume
+        self.fake_volume, self.fake_snapshot = fake_volume, fake_snapshot
+        self.driver, self.ctx = driver, ctx
+        self.rnd = random.Random(seed)
+        self.volumes, self.snapshots, self.attached = {}, {}, set()
+        # What Cinder would hold in an error state, to clean up later as
+        # a user or Nova would: errored volumes and snapshots are deleted,
+        # failed deletes are retried, failed attaches are detached.
+        self.errored = []
+        self.counts = collections.Counter()
+        self.types = {dedup: fake_volume.fake_volume_type_obj(
+            ctx, id=self._uuid(), extra_specs={
+                'k2:dedup': 'true' if dedup else 'false'})
+            for dedup in (True, False)}
+
+    def _uuid(self):
+        return '%08x-0000-4000-8000-%012x' % (self.rnd.getrandbits(32),
+                                              self.rnd.getrandbits(48))
+
+    def _volume(self, size):
+        vol = self.fake_volume.fake_volume_obj(
+            self.ctx, id=self._uuid(), size=size, provider_id=None)
+        vol.volume_type = self.types[self.rnd.random() < 0.7]
+        return vol
+
+    def _pick(self, pool, where=lambda item: True):
+        choices = [k for k in sorted(pool) if where(k)]
+        return self.rnd.choice(choices) if choices else None
+
+    def _busy(self, vid):
+        return (any(v == vid for v, _h in self.attached) or
+                any(s[1] == vid for s in self.snapshots.values()))
+
+    # -- operations: each changes the model only when it succeeded --------
+    def op_create(self):
+        vol = self._volume(self.rnd.randint(1, 3))
+        self.errored.append(('delete', vol))
+        vol.update(self.driver.create_volume(vol))
+        self.errored.pop()
+        self.volumes[vol.id] = vol
+
+    def op_clone(self):
+        src = self._pick(self.volumes)
+        if src is None:
+            return self.op_create()
+        vol = self._volume(self.volumes[src].size + self.rnd.randint(0, 1))
+        self.errored.append(('delete', vol))
+        vol.update(self.driver.create_cloned_volume(vol, self.volumes[src]))
+        self.errored.pop()
+        self.volumes[vol.id] = vol
+
+    def op_snapshot(self):
+        vid = self._pick(self.volumes)
+        if vid is None:
+            return
+        snap = self.fake_snapshot.fake_snapshot_obj(
+            self.ctx, id=self._uuid(), volume_id=vid, provider_id=None)
+        snap.volume = self.volumes[vid]
+        self.errored.append(('delete_snapshot', snap))
+        snap.update(self.driver.create_snapshot(snap))
+        self.errored.pop()
+        self.snapshots[snap.id] = (snap, vid)
+
+    def op_delete_snapshot(self):
+        sid = self._pick(self.snapshots)
+        if sid is not None:
+            snap = self.snapshots.pop(sid)
+            self.errored.append(('delete_snapshot', snap[0]))
+            self.driver.delete_snapshot(snap[0])
+            self.errored.pop()
+
+    def op_attach(self):
+        vid = self._pick(self.volumes)
+        host = self.rnd.choice(HOSTS)
+        if vid is not None:
+            self.errored.append(('detach', (self.volumes[vid], host)))
+            self.driver.initialize_connection(self.volumes[vid], host)
+            self.errored.pop()
+            self.attached.add((vid, host['host']))
+
+    def op_detach(self):
+        pair = self._pick(self.attached)
+        if pair is not None:
+            host = next(h for h in HOSTS if h['host'] == pair[1])
+            self.driver.terminate_connection(self.volumes[pair[0]], host)
+            self.attached.discard(pair)
+
+    def op_extend(self):
+        vid = self._pick(self.volumes)
+        if vid is not None:
+            vol = self.volumes[vid]
+            self.driver.extend_volume(vol, vol.size + 1)
+            vol.size += 1
+
+    def op_retype(self):
+        vid = self._pick(self.volumes, lambda v: not self._busy(v))
+        if vid is None:
+            return
+        vol = self.volumes[vid]
+        new = self.types[vol.volume_type.extra_specs['k2:dedup'] != 'true']
+        retyped, update = self.driver.retype(self.ctx, vol, new, {}, {})
+        if retyped:
+            vol.update(update or {})
+            vol.volume_type = new
+
+    def op_delete(self):
+        vid = self._pick(self.volumes, lambda v: not self._busy(v))
+        if vid is not None:
+            vol = self.volumes.pop(vid)
+            self.errored.append(('delete', vol))
+            self.driver.delete_volume(vol)
+            self.errored.pop()
+
+    def settle(self):
+        """Cinder's own follow-ups for what ended in an error state."""
+        for action, obj in self.errored:
+            try:
+                if action == 'delete':
+                    self.driver.delete_volume(obj)
+                elif action == 'delete_snapshot':
+                    self.driver.delete_snapshot(obj)
+                else:
+                    vol, host = obj
+                    if (vol.id, host['host']) not in self.attached:
+                        self.driver.terminate_connection(vol, host)
+                self.counts['follow-up ' + action + ' ok'] += 1
+            except Exception:
+                self.counts['follow-up ' + action + ' failed'] += 1
+
+    OPS = (('create', 4), ('clone', 2), ('snapshot', 2),
+           ('delete_snapshot', 2), ('attach', 3), ('detach', 3),
+           ('extend', 1), ('retype', 1), ('delete', 3))
+
+    def run(self, operations):
+        names = [n for n, w in self.OPS for _i in range(w)]
+        for _n in range(operations):
+            name = self.rnd.choice(names)
+            try:
+                getattr(self, 'op_' + name)()
+                self.counts[name + ' ok'] += 1
+            except Exception as e:
+                self.counts[name + ' failed'] += 1
+                self.counts['error: ' + type(e).__name__] += 1
+
+    def reconcile(self, k2):
+        """Differences between the model and the array (empty: none).
+
+        Objects are matched by provider_id, the array ids Cinder keeps.
+        """
+        problems = []
+        ids = {v.id: tuple(int(x) for x in v.provider_id.split('/')[:2])
+               for v in self.volumes.values()}
+        volumes = {v['id']: v for v in k2.search('volumes')
+                   if v['name'] != 'CTRL'}
+        groups = {g['id']: g for g in k2.search('volume_groups')}
+        wanted_vols = {vol for _grp, vol in ids.values()}
+        wanted_groups = {grp for grp, _vol in ids.values()}
+        problems += ['orphan volume %s' % volumes[v]['name']
+                     for v in sorted(set(volumes) - wanted_vols)]
+        problems += ['missing volume %d' % v
+                     for v in sorted(wanted_vols - set(volumes))]
+        problems += ['orphan volume group %s' % groups[g]['name']
+                     for g in sorted(set(groups) - wanted_groups)]
+        problems += ['missing volume group %d' % g
+                     for g in sorted(wanted_groups - set(groups))]
+        snaps = {int(s.provider_id.split('/')[0])
+                 for s, _v in self.snapshots.values()}
+        have = {s['id']: s['short_name'] for s in k2.search('snapshots')}
+        problems += ['orphan snapshot %s' % have[s]
+                     for s in sorted(set(have) - snaps)]
+        problems += ['missing snapshot %d' % s
+                     for s in sorted(snaps - set(have))]
+        hosts = {h['id']: h['name'] for h in k2.search('hosts')}
+        mapped = {(int(m['volume']['ref'].rsplit('/', 1)[1]),
+                   hosts.get(int(m['host']['ref'].rsplit('/', 1)[1])))
+                  for m in k2.search('mappings')}
+        wanted = {(ids[v][1], h) for v, h in self.attached}
+        problems += ['mapping nobody asked for: volume %s on %s' % m
+                     for m in sorted(mapped - wanted, key=str)]
+        problems += ['missing mapping: volume %s on %s' % m
+                     for m in sorted(wanted - mapped, key=str)]
+        return problems
+
+
+def make_driver(info, ctx):
+    from cinder.volume import configuration
+    from cinder.volume import driver as volume_driver
+    from oslo_config import cfg
+
+    from cinder_driver.k2 import driver as k2_driver
+    host, port = info['k2'][len('https://'):].rsplit(':', 1)
+    group = 'soak'
+    conf = configuration.Configuration(volume_driver.volume_opts,
+                                       config_group=group)
+    drv = k2_driver.K2ISCSIDriver(configuration=conf, host='soak@k2')
+    for key, value in (('san_ip', host), ('san_api_port', int(port)),
+                       ('san_login', info['user']),
+                       ('san_password', info['password']),
+                       ('driver_ssl_cert_path', info['ca_cert']),
+                       ('flash_rest_retries', 2),
+                       ('flash_rest_retry_backoff', 0.01),
+                       ('flash_rest_read_timeout', 1.0)):
+        cfg.CONF.set_override(key, value, group=group)
+    drv.do_setup(ctx)
+    drv.check_for_setup_error()
+    return drv
+
+
+def run_soak(info, operations, seed):
+    """Run against a started array; returns (counts, problems, faults)."""
+    import requests
+
+    from cinder import context
+    from cinder_driver.k2 import client as k2_client
+
+    ctx = context.get_admin_context()
+    driver = make_driver(info, ctx)
+    admin = 'https://%s/_admin/faults' % info['k2'][len('https://'):]
+    session = requests.Session()
+    session.auth = (info['user'], info['password'])
+    # verify per call: REQUESTS_CA_BUNDLE would override a session's.
+    tls = {'verify': info['ca_cert'], 'timeout': 10}
+    session.post(admin, json=FAULTS, **tls).raise_for_status()
+    soak = Soak(driver, ctx, seed)
+    soak.run(operations)
+    fired = session.get(admin, **tls).json()
+    session.delete(admin, **tls).raise_for_status()
+    soak.settle()
+    host, port = info['k2'][len('https://'):].rsplit(':', 1)
+    k2 = k2_client.K2Client(host, info['user'], info['password'],
+                            port=int(port), verify=info['ca_cert'])
+    return soak.counts, soak.reconcile(k2), fired
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--operations', type=int, default=1000)
+    parser.add_argument('--seed', type=int, default=1)
+    args = parser.parse_args()
+    import cinder.tests.unit  # noqa: F401,H306  (patching, objects first)
+    from cinder import coordination  # noqa: H306
+    from oslo_config import cfg
+
+    with tempfile.TemporaryDirectory(prefix='soak-') as tmp:
+        cfg.CONF([], project='cinder')
+        cfg.CONF.set_override('backend_url', 'file://%s/locks' % tmp,
+                              group='coordination')
+        coordination.COORDINATOR.start()
+        proc = subprocess.Popen(
+            [sys.executable, '-m', 'reference_array', 'serve', '--data-dir',
+             os.path.join(tmp, 'array'), '--iscsi-port', '0',
+             '--fault-seed', str(args.seed), '--log-file',
+             os.path.join(tmp, 'array.log')], stdout=subprocess.PIPE,
+            text=True)
+        try:
+            info = json.loads(proc.stdout.readline())
+            counts, problems, fired = run_soak(info, args.operations,
+                                               args.seed)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=60)
+            coordination.COORDINATOR.stop()
+    print('operations: %d (seed %d)' % (args.operations, args.seed))
+    for key in sorted(counts):
+        print('  %-28s %d' % (key, counts[key]))
+    print('faults injected: %d' % sum(r['hits'] for r in fired))
+    for rule in fired:
+        print('  %-8s %-5s %d' % (rule['kind'], rule.get('status', ''),
+                                  rule['hits']))
+    if problems:
+        print('array and driver DISAGREE:')
+        for p in problems:
+            print('  ' + p)
+        return 1
+    print('array and driver agree: no orphan, nothing missing, no stray '
+          'mapping')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
