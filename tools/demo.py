@@ -58,24 +58,21 @@ class Tour(object):
     def __init__(self, bed):
         self.env = bed.admin_env()
 
-    def openstack(self, *args):
-        cmd = [os.path.join(BIN, 'openstack')] + list(args)
-        print('$ openstack %s' % ' '.join(args), flush=True)
-        result = subprocess.run(cmd, env=self.env, capture_output=True,
-                                text=True)
+    def _cli(self, program, options, args):
+        print('$ %s %s' % (program, ' '.join(args)), flush=True)
+        result = subprocess.run(
+            [os.path.join(BIN, program)] + options + list(args),
+            env=self.env, capture_output=True, text=True)
         if result.returncode != 0:
             raise SystemExit('failed: %s' % result.stderr.strip())
         return result.stdout
 
+    def openstack(self, *args):
+        return self._cli('openstack', [], args)
+
     def cinder(self, *args):
-        cmd = [os.path.join(BIN, 'cinder'), '--os-volume-api-version',
-               '3.54'] + list(args)
-        print('$ cinder %s' % ' '.join(args), flush=True)
-        result = subprocess.run(cmd, env=self.env, capture_output=True,
-                                text=True)
-        if result.returncode != 0:
-            raise SystemExit('failed: %s' % result.stderr.strip())
-        return result.stdout
+        # The attachment API (connect without Nova) needs microversion 3.54.
+        return self._cli('cinder', ['--os-volume-api-version', '3.54'], args)
 
     def show(self, kind, name):
         return json.loads(self.openstack(kind, 'show', name, '-f', 'json'))

@@ -8,6 +8,7 @@ need no search; a missing or stale provider_id falls back to the names.
 """
 
 import base64
+import contextlib
 import hashlib
 import hmac
 import threading
@@ -267,15 +268,21 @@ class K2Adapter(groups.GroupOps):
                                               group['id'])}
         if source is not None:
             body['source'] = source
-        try:
+        # Nothing half-created: the empty group goes with a failure.
+        with self._undo_on_error('volume_groups', group['id']):
             vol = self.client.create_unique('volumes', body,
                                             name=body['name'])
-        except Exception:
-            # Nothing half-created: the empty group goes with the failure.
-            with _suppressed('removing volume group %s' % group['id']):
-                self.client.delete('volume_groups', group['id'])
-            raise
         return {'provider_id': _provider_id(group['id'], vol['id'])}
+
+    @contextlib.contextmanager
+    def _undo_on_error(self, resource, obj_id):
+        """Delete what was just created if the next step fails."""
+        try:
+            yield
+        except Exception:
+            with _suppressed('removing %s %s' % (resource, obj_id)):
+                self.client.delete(resource, obj_id)
+            raise
 
     def create_volume(self, volume):
         if volume.group_id and groups.is_consistent(volume.group):
@@ -369,7 +376,7 @@ class K2Adapter(groups.GroupOps):
             'retention_policy': self.retention_policy,
             'is_auto_deleteable': False, 'description': _owner(snapshot)},
             short_name=naming.snapshot_name(snapshot))
-        try:
+        with self._undo_on_error('snapshots', snap['id']):
             # A volume in a consistency group shares its volume group: pick
             # this volume's member of the snapshot.
             volsnap = self.client.find('volsnaps', **{
@@ -380,10 +387,6 @@ class K2Adapter(groups.GroupOps):
                     array=self.client.http.array_name, method='GET',
                     path='/volsnaps', status_code=200,
                     reason='snapshot %d has no volume member' % snap['id'])
-        except Exception:
-            with _suppressed('removing snapshot %s' % snap['id']):
-                self.client.delete('snapshots', snap['id'])
-            raise
         return {'provider_id': _provider_id(snap['id'], volsnap['id'])}
 
     def delete_snapshot(self, snapshot):
@@ -475,16 +478,9 @@ class K2Adapter(groups.GroupOps):
         chap = self._chap(name)
         if chap is not None:
             body['host_auth_profile'] = self._auth_profile(name, chap)
-        try:
-            host = self.client.create_unique('hosts', body, name=name)
-        except flash_exception.ArrayAPIError as e:
-            if e.status != 400:
-                raise
-            # A host of that name exists without these initiators (a
-            # reinstalled node, say): add them to it.
-            host = self.client.find('hosts', name=name)
-            if host is None:
-                raise
+        # A host of that name may exist without these initiators (a
+        # reinstalled node, say): they are added to it.
+        host, _created = self.client.create_or_get('hosts', body, name=name)
         for port in ports:
             try:
                 self.client.create_unique(
@@ -500,15 +496,9 @@ class K2Adapter(groups.GroupOps):
         user, secret = chap
         body = {'name': name, 'auth_type': 'CHAP', 'username': user,
                 'secret': secret}
-        try:
-            profile = self.client.create_unique('host_auth_profiles', body,
-                                                name=name)
-        except flash_exception.ArrayAPIError as e:
-            if e.status != 400:
-                raise
-            profile = self.client.find('host_auth_profiles', name=name)
-            if profile is None:
-                raise
+        profile, created = self.client.create_or_get(
+            'host_auth_profiles', body, name=name)
+        if not created:
             self.client.update('host_auth_profiles', profile['id'], {
                 'username': user, 'secret': secret})
         return k2_client.ref('host_auth_profiles', profile['id'])
@@ -692,20 +682,17 @@ class K2Adapter(groups.GroupOps):
 
     def _copy_swap(self, volume, group, volume_id, dedup):
         old = self.client.get('volumes', volume_id)
-        temp_group = self.client.create('volume_groups', {
+        temp_group = self.client.create_unique('volume_groups', {
             'name': naming.group_name(volume) + '-r', 'quota': 0,
-            'is_dedup': dedup})
-        try:
-            copy = self.client.create('volumes', {
+            'is_dedup': dedup}, name=naming.group_name(volume) + '-r')
+        with self._undo_on_error('volume_groups', temp_group['id']):
+            copy = self.client.create_unique('volumes', {
                 'name': naming.volume_name(volume) + '-r',
                 'size': old['size'],
                 'volume_group': k2_client.ref('volume_groups',
                                               temp_group['id']),
-                'source': k2_client.ref('volumes', volume_id)})
-        except Exception:
-            with _suppressed('removing volume group %s' % temp_group['id']):
-                self.client.delete('volume_groups', temp_group['id'])
-            raise
+                'source': k2_client.ref('volumes', volume_id)},
+                name=naming.volume_name(volume) + '-r')
         try:
             self.client.delete('volumes', volume_id)
         except Exception:
@@ -739,26 +726,29 @@ class K2Adapter(groups.GroupOps):
             return False, None
         return True, None
 
-    def _manage_target(self, existing_ref):
+    def _by_reference(self, resource, existing_ref, name_field, **scope):
+        """The array object a manage reference names, or None."""
         if 'source-id' in existing_ref:
             try:
-                vol = self.client.get('volumes',
-                                      int(existing_ref['source-id']))
+                return self.client.get(resource,
+                                       int(existing_ref['source-id']))
             except (ValueError, TypeError):
                 raise exception.ManageExistingInvalidReference(
                     existing_ref=existing_ref,
-                    reason=_('source-id must be a K2 volume id'))
+                    reason=_('source-id must be a K2 %s id') % resource)
             except flash_exception.ArrayAPIError as e:
                 if e.status != 404:
                     raise
-                vol = None
-        elif 'source-name' in existing_ref:
-            vol = self.client.find('volumes',
-                                   name=existing_ref['source-name'])
-        else:
-            raise exception.ManageExistingInvalidReference(
-                existing_ref=existing_ref,
-                reason=_('give source-name or source-id'))
+                return None
+        if 'source-name' in existing_ref:
+            return self.client.find(resource, **dict(
+                scope, **{name_field: existing_ref['source-name']}))
+        raise exception.ManageExistingInvalidReference(
+            existing_ref=existing_ref,
+            reason=_('give source-name or source-id'))
+
+    def _manage_target(self, existing_ref):
+        vol = self._by_reference('volumes', existing_ref, 'name')
         if vol is None:
             raise exception.ManageExistingInvalidReference(
                 existing_ref=existing_ref,
@@ -817,26 +807,8 @@ class K2Adapter(groups.GroupOps):
     def _manage_snapshot_target(self, snapshot, existing_ref):
         group_id, _volume_id = self._volume_ids(snapshot.volume)
         group_ref = '/volume_groups/%d' % group_id
-        snap = None
-        if 'source-id' in existing_ref:
-            try:
-                snap = self.client.get('snapshots',
-                                       int(existing_ref['source-id']))
-            except (ValueError, TypeError):
-                raise exception.ManageExistingInvalidReference(
-                    existing_ref=existing_ref,
-                    reason=_('source-id must be a K2 snapshot id'))
-            except flash_exception.ArrayAPIError as e:
-                if e.status != 404:
-                    raise
-        elif 'source-name' in existing_ref:
-            snap = self.client.find('snapshots', **{
-                'short_name': existing_ref['source-name'],
-                'volume_group.ref': group_ref})
-        else:
-            raise exception.ManageExistingInvalidReference(
-                existing_ref=existing_ref,
-                reason=_('give source-name or source-id'))
+        snap = self._by_reference('snapshots', existing_ref, 'short_name',
+                                  **{'volume_group.ref': group_ref})
         reason = None
         if snap is None:
             reason = _('no such snapshot of volume %s on the array') % (

@@ -159,6 +159,18 @@ class K2Client(object):
                     return found
             raise
 
+    def create_or_get(self, resource, body, **key):
+        """(object, created): an existing object with ``key`` is used."""
+        try:
+            return self.create_unique(resource, body, **key), True
+        except exception.ArrayAPIError as e:
+            if e.status != 400 or is_busy_error(e):
+                raise
+            found = self.find(resource, **key)
+            if found is None:
+                raise
+            return found, False
+
     def update(self, resource, obj_id, body):
         path = '/%s/%s' % (resource, obj_id)
         status, payload = self.http.request('PATCH', path, body=body)

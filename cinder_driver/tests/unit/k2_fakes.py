@@ -54,12 +54,24 @@ class AdapterTestCase(test.TestCase):
         # unique create is a create.
         self.client.create_unique.side_effect = (
             lambda resource, body, **key: self.client.create(resource, body))
+        self.client.create_or_get.side_effect = self._create_or_get
         self.adapter.client = self.client
         self.adapter.capabilities = {'volume_source': True}
         self.adapter.target_iqn = 'iqn.2026-11.io.example:k2'
         self.adapter.portals = ['192.0.2.21:3260', '192.0.2.22:3260']
         self.adapter.fc_targets = ['50024f4000000100', '50024f4000000101']
         self.adapter.retention_policy = {'ref': '/retention_policies/1'}
+
+    def _create_or_get(self, resource, body, **key):
+        try:
+            return self.client.create(resource, body), True
+        except flash_exception.ArrayAPIError as e:
+            if e.status != 400:
+                raise
+            found = self.client.find(resource, **key)
+            if found is None:
+                raise
+            return found, False
 
     def volume(self, provider_id='7/9', size=1, **specs):
         vol = fake_volume.fake_volume_obj(
