@@ -19,10 +19,9 @@ from tools.gate import bed as bed_mod  # noqa: E402
 # and delete theirs and their groups, which races in Cinder's API (a
 # volume's group vanishes while the list is rendered: 404). They run
 # alone, after the concurrent pass.
-SERIAL_REGEX = (r'^(cinder_tempest_plugin\.api\.volume\.admin\.'
-                r'test_consistencygroups|tempest\.api\.volume\.admin\.'
+SERIAL_REGEX = (r'^tempest\.api\.volume\.admin\.'
                 r'test_(volume_retype|groups|volumes_list|volume_manage|'
-                r'snapshot_manage|group_snapshots))\.')
+                r'snapshot_manage|group_snapshots)\.')
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = bed_mod.ROOT
 BIN = bed_mod.BIN
