@@ -8,6 +8,7 @@ recorded there, so ``down`` works from another process.
 
 import json
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -21,10 +22,7 @@ import urllib.request
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 BIN = os.path.dirname(sys.executable)
-PASSWORD = 'gate-admin-pw'
-DB_PASSWORD = 'gate-db-pw'
-SERVICE_PASSWORD = 'gate-cinder-pw'
-DB_URL = 'mysql+pymysql://os:%s@127.0.0.1' % DB_PASSWORD
+SECRETS = ('admin', 'db', 'service')
 PORTS = {'mariadb': 3306, 'rabbit': 5672, 'epmd': 4369, 'keystone': 5000,
          'cinder': 8776, 'iscsi': 3260}
 BACKEND = 'k2-iscsi'
@@ -62,6 +60,26 @@ class Bed(object):
         self.kvenv = os.path.join(ROOT, '.gate-kvenv')
         self.env = dict(os.environ)
         self.env.pop('OS_CLOUD', None)
+        self.secrets_file = os.path.join(self.dir, 'secrets.json')
+        self.passwords = self._load_secrets()
+
+    def _load_secrets(self):
+        """This bed's passwords: made anew by up(), read back later."""
+        try:
+            with open(self.secrets_file) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return {name: secrets.token_urlsafe(18) for name in SECRETS}
+
+    def _save_secrets(self):
+        fd = os.open(self.secrets_file, os.O_WRONLY | os.O_CREAT |
+                     os.O_TRUNC, 0o600)
+        with os.fdopen(fd, 'w') as f:
+            json.dump(self.passwords, f)
+
+    @property
+    def db_url(self):
+        return 'mysql+pymysql://os:%s@127.0.0.1' % self.passwords['db']
 
     # -- bookkeeping ---------------------------------------------------------
     def _pids(self):
@@ -107,6 +125,8 @@ class Bed(object):
                                '127.0.0.1' % (port, name))
         shutil.rmtree(self.dir, ignore_errors=True)
         os.makedirs(self.logs)
+        self.passwords = {name: secrets.token_urlsafe(18) for name in SECRETS}
+        self._save_secrets()
         started = time.monotonic()
         try:
             self._keystone_venv()
@@ -173,7 +193,7 @@ class Bed(object):
                    'mariadb')
         sql = ("CREATE DATABASE cinder; CREATE DATABASE keystone; "
                "CREATE USER 'os'@'127.0.0.1' IDENTIFIED BY '%s'; "
-               "GRANT ALL ON *.* TO 'os'@'127.0.0.1';" % DB_PASSWORD)
+               "GRANT ALL ON *.* TO 'os'@'127.0.0.1';" % self.passwords['db'])
         subprocess.run(['mariadb', '-S', self.sock, '-uroot', '-e', sql],
                        check=True)
         log('MariaDB up')
@@ -231,7 +251,7 @@ class Bed(object):
                 key_repository = %(k)s/credential-keys
                 [identity]
                 password_hash_rounds = 4
-                ''') % {'logs': self.logs, 'dburl': DB_URL, 'k': kdir})
+                ''') % {'logs': self.logs, 'dburl': self.db_url, 'k': kdir})
         manage = [os.path.join(self.kvenv, 'bin', 'keystone-manage'),
                   '--config-file', conf]
         for args in (['db_sync'],
@@ -239,7 +259,8 @@ class Bed(object):
                       '--keystone-group', 'root'],
                      ['credential_setup', '--keystone-user', 'root',
                       '--keystone-group', 'root'],
-                     ['bootstrap', '--bootstrap-password', PASSWORD,
+                     ['bootstrap', '--bootstrap-password',
+                      self.passwords['admin'],
                       '--bootstrap-region-id', 'RegionOne',
                       '--bootstrap-admin-url', 'http://127.0.0.1:5000/v3/',
                       '--bootstrap-public-url', 'http://127.0.0.1:5000/v3/',
@@ -265,7 +286,7 @@ class Bed(object):
 
     def admin_env(self):
         return dict(self.env, OS_AUTH_URL='http://127.0.0.1:5000/v3',
-                    OS_USERNAME='admin', OS_PASSWORD=PASSWORD,
+                    OS_USERNAME='admin', OS_PASSWORD=self.passwords['admin'],
                     OS_PROJECT_NAME='admin', OS_USER_DOMAIN_ID='default',
                     OS_PROJECT_DOMAIN_ID='default',
                     OS_IDENTITY_API_VERSION='3', OS_REGION_NAME='RegionOne',
@@ -288,7 +309,7 @@ class Bed(object):
                 for i in ('public', 'internal', 'admin'):
                     idn.create_endpoint(service_id=svc.id, interface=i,
                                         url=url, region_id='RegionOne')
-            ''') % SERVICE_PASSWORD
+            ''') % self.passwords['service']
         result = subprocess.run([sys.executable, '-c', script],
                                 env=self.admin_env(), capture_output=True,
                                 text=True)
@@ -354,8 +375,8 @@ class Bed(object):
                 san_password = %(pw)s
                 driver_ssl_cert_path = %(ca)s
                 ''') % {'backends': ','.join(BACKENDS), 'c': cdir,
-                        'etc': etc, 'dburl': DB_URL,
-                        'svc': SERVICE_PASSWORD, 'backend': BACKEND,
+                        'etc': etc, 'dburl': self.db_url,
+                        'svc': self.passwords['service'], 'backend': BACKEND,
                         'host': host, 'port': port,
                         'user': self.array['user'],
                         'pw': self.array['password'],

@@ -79,7 +79,7 @@ def tempest_conf(bed):
         volume_multiattach = True
         [enforce_scope]
         cinder = True
-        ''') % {'pw': bed_mod.PASSWORD,
+        ''') % {'pw': bed.passwords['admin'],
                 'backends': ','.join(bed_mod.BACKENDS)}
 
 
@@ -118,8 +118,7 @@ def run_tempest(bed, regex, results_dir):
 
 def scan_for_secrets(bed):
     """Files and line numbers of log lines that contain a password."""
-    secrets = [bed_mod.PASSWORD, bed_mod.DB_PASSWORD,
-               bed_mod.SERVICE_PASSWORD, bed.array['password']]
+    secrets = list(bed.passwords.values()) + [bed.array['password']]
     found = []
     for name in sorted(os.listdir(bed.logs)):
         path = os.path.join(bed.logs, name)
