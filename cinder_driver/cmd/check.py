@@ -12,7 +12,6 @@ from cinder_driver.k2 import client as k2_client
 from cinder_driver.k2 import options as k2_options
 
 PASS, FAIL, WARN, SKIP = 'PASS', 'FAIL', 'WARN', 'SKIP'
-K2_MIN_API = (2, 2, 0)
 
 DRIVERS = {
     'cinder_driver.k2.driver.K2ISCSIDriver': ('k2', 'iSCSI'),
@@ -198,21 +197,13 @@ def _tls(report, host, port, verify, timeout):
     return True
 
 
-def _version_tuple(text):
-    parts = []
-    for piece in str(text).split('.'):
-        digits = ''.join(ch for ch in piece if ch.isdigit())
-        parts.append(int(digits) if digits else 0)
-    return tuple(parts)
-
-
 def _api(report, state):
     version = state.get('rest_api_version')
     name = state.get('system_name', '?')
-    if version is None or _version_tuple(version) < K2_MIN_API:
+    if not k2_client.supported_api(version):
         report.add(FAIL, 'api', 'array %s has REST API %s; at least %s '
-                   'is needed' % (name, version,
-                                  '.'.join(map(str, K2_MIN_API))))
+                   'is needed' % (name, version, '.'.join(
+                       map(str, k2_client.MIN_API_VERSION))))
     elif str(state.get('state', '')).upper() != 'ONLINE':
         report.add(FAIL, 'api', 'array %s is %s, not ONLINE' % (
             name, state.get('state')))
@@ -225,9 +216,7 @@ def _iscsi_ports(report, client, conf, state):
     if not state.get('iscsi_qualified_target_name'):
         report.add(FAIL, 'ports', 'the array reports no iSCSI target IQN')
         return
-    ips = client.search('system/net_ips')
-    portals = sorted({ip.get('ip_address') for ip in ips
-                      if ip.get('ip_address') and not ip.get('wan_port')})
+    portals = sorted(set(client.iscsi_addresses()))
     wanted = [p.rsplit(':', 1)[0] if p.count(':') == 1 else p
               for p in conf.k2_iscsi_portals]
     unknown = [p for p in wanted if p not in portals]

@@ -32,7 +32,6 @@ LOG = logging.getLogger(__name__)
 
 KIB_PER_GIB = units.Mi
 HOST_NAME_LIMIT = 32
-MIN_API = (2, 2, 0)
 STATS_TTL = 10.0
 VENDOR = 'cinder-flash'
 
@@ -48,14 +47,6 @@ SPECS = (
     extra_specs.Spec('kaminario:replication', ('enabled', 'disabled'),
                      help='The in-tree K2 driver\'s replication spec.'),
 )
-
-
-def _version(text):
-    parts = []
-    for piece in str(text).split('.')[:3]:
-        digits = ''.join(ch for ch in piece if ch.isdigit())
-        parts.append(int(digits) if digits else 0)
-    return tuple(parts)
 
 
 def volume_specs(volume_type):
@@ -158,7 +149,7 @@ class K2Adapter(groups.GroupOps):
         self.capabilities = self.client.discover_capabilities()
         state = self.client.system_state()
         version = state.get('rest_api_version')
-        if version is None or _version(version) < MIN_API:
+        if not k2_client.supported_api(version):
             raise flash_exception.ArrayAPIError(
                 array=self.client.http.array_name, method='GET',
                 path='/system/state', reason=_(
@@ -184,9 +175,7 @@ class K2Adapter(groups.GroupOps):
                     array=self.client.http.array_name, method='GET',
                     path='/system/state',
                     reason=_('the array reports no iSCSI target'))
-            found = [ip['ip_address']
-                     for ip in self.client.search('system/net_ips')
-                     if ip.get('ip_address') and not ip.get('wan_port')]
+            found = self.client.iscsi_addresses()
             wanted = self.configuration.k2_iscsi_portals
             portals = []
             for item in wanted or found:

@@ -1,5 +1,7 @@
 """HTTP client of the K2 REST API v2: endpoints only, no Cinder logic."""
 
+import re
+
 from cinder_driver.common import exception
 from cinder_driver.common import http
 
@@ -9,6 +11,20 @@ API_PREFIX = '/api/v2'
 BUSY_CODES = frozenset(('MC_ERR_BUSY', 'MC_ERR_BUSY_SPECIFIC',
                         'MC_ERR_INPROGRESS', 'MC_ERR_START_TIMEOUT'))
 DEFAULT_PORT = 443
+MIN_API_VERSION = (2, 2, 0)
+
+
+def api_version(text):
+    """'2.10.3-rc1' -> (2, 10, 3); missing or odd parts count as 0."""
+    parts = []
+    for piece in str(text).split('.')[:3]:
+        digits = re.match(r'\d*', piece).group()
+        parts.append(int(digits) if digits else 0)
+    return tuple(parts)
+
+
+def supported_api(text):
+    return text is not None and api_version(text) >= MIN_API_VERSION
 
 
 def _error_text(payload):
@@ -186,6 +202,11 @@ class K2Client(object):
                 return False
             raise
         return True
+
+    def iscsi_addresses(self):
+        """The array's iSCSI data addresses (replication ports excluded)."""
+        return [ip['ip_address'] for ip in self.search('system/net_ips')
+                if ip.get('ip_address') and not ip.get('wan_port')]
 
     def system_state(self):
         state = self.find('system/state')

@@ -21,11 +21,12 @@ class CheckReportTestCase(test.TestCase):
         self.assertFalse(check.Report('x').ok)
 
     def test_version_compare(self):
-        self.assertLess(check._version_tuple('2.1.9'), check.K2_MIN_API)
-        self.assertGreaterEqual(check._version_tuple('2.2.0'),
-                                check.K2_MIN_API)
-        self.assertGreater(check._version_tuple('2.10.0-rc1'),
-                           check.K2_MIN_API)
+        from cinder_driver.k2 import client
+        self.assertFalse(client.supported_api('2.1.9'))
+        self.assertFalse(client.supported_api(None))
+        self.assertTrue(client.supported_api('2.2.0'))
+        self.assertTrue(client.supported_api('2.10.0-rc1'))
+        self.assertEqual((2, 10, 3), client.api_version('2.10.3-rc1'))
 
     def test_api_rejects_old_or_offline_arrays(self):
         for state, verdict in (

@@ -72,6 +72,14 @@ class K2ClientTestCase(test.TestCase):
                                                {'size': 10})['id'])
         self.assertEqual(2, len(adapter.calls))
 
+    def test_iscsi_addresses_skip_replication_ports(self):
+        self._script(Reply(200, {'hits': [
+            {'ip_address': '192.0.2.21', 'wan_port': None},
+            {'ip_address': '192.0.2.99',
+             'wan_port': {'ref': '/system/wan_ports/1'}},
+            {'ip_address': None}], 'total': 3}))
+        self.assertEqual(['192.0.2.21'], self.client.iscsi_addresses())
+
     def test_discover_requires_resources_map(self):
         self._script(Reply(200, {'nothing': True}))
         self.assertRaises(exception.ArrayBadReply, self.client.discover)

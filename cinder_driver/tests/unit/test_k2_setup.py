@@ -10,13 +10,11 @@ STATE = {'rest_api_version': '2.2.7', 'state': 'ONLINE',
 class SetupTestCase(k2_fakes.AdapterTestCase):
 
     def _array(self, state=STATE, policy={'id': 1},
-               net_ips=({'ip_address': '192.0.2.21', 'wan_port': None},
-                        {'ip_address': '192.0.2.99', 'wan_port':
-                         {'ref': '/system/wan_ports/1'}})):
+               addresses=('192.0.2.21',)):
         self.client.discover_capabilities.return_value = {}
         self.client.system_state.return_value = state
         self.client.find.return_value = policy
-        self.client.search.return_value = list(net_ips)
+        self.client.iscsi_addresses.return_value = list(addresses)
 
     def test_missing_password_names_the_option(self):
         self.override_config('san_password', '', group=self.GROUP)
@@ -32,7 +30,7 @@ class SetupTestCase(k2_fakes.AdapterTestCase):
         self.assertEqual(10.0, kwargs['connect_timeout'])
         self.assertEqual(60.0, kwargs['read_timeout'])
 
-    def test_portals_skip_replication_ports(self):
+    def test_portals_use_the_array_addresses(self):
         self._array()
         self.adapter.check_for_setup_error()
         self.assertEqual(['192.0.2.21:3260'], self.adapter.portals)
