@@ -35,11 +35,22 @@ def main(argv=None):
                        'apply from the start (see reference_array.faults)')
     serve.add_argument('--fault-seed', type=int, default=None,
                        help='seed of the fault dice, for repeatable runs')
+    serve.add_argument('--peer', metavar='URL',
+                       help='pair with the array at this K2 URL for '
+                            'replication (once; later changes go through '
+                            'replication/peer_k2arrays)')
+    serve.add_argument('--peer-name', help='name of the --peer pairing')
+    serve.add_argument('--peer-user', help='REST user on the --peer array')
+    serve.add_argument('--peer-password', help='its password')
+    serve.add_argument('--peer-ca-cert', metavar='PATH',
+                       help='CA certificate of the --peer array')
     serve.add_argument('--log-file', help='write the array log here')
     serve.add_argument('--debug', action='store_true')
     args = parser.parse_args(argv)
     if bool(args.user) != bool(args.password):
         parser.error('--user and --password go together')
+    if args.peer and not (args.peer_user and args.peer_password):
+        parser.error('--peer needs --peer-user and --peer-password')
     if args.capacity_gib is not None and args.capacity_gib <= 0:
         parser.error('--capacity-gib must be positive, not %s' %
                      args.capacity_gib)

@@ -303,6 +303,42 @@ class Engine(object):
                 idx += 1
             return kind, min(idx * self.chunk, offset + limit) - offset
 
+    def changed_chunks(self, layer, base):
+        """Chunk indexes whose content may differ between two images.
+
+        ``base`` is an earlier frozen image (or None: the empty volume).
+        When ``base`` is an ancestor of ``layer`` only the layers above it
+        are looked at, which is what makes replication incremental.
+        """
+        with self.lock:
+            chain = self._chain(layer)
+            if base is not None and base in chain:
+                layers = chain[:chain.index(base)]
+            else:
+                layers = chain + (self._chain(base) if base else [])
+            idxs = set()
+            for anc in layers:
+                idxs.update(idx for (idx,) in self.db.execute(
+                    'SELECT idx FROM maps WHERE layer = ?', (anc,)))
+        return sorted(idxs)
+
+    def read_chunks(self, layer, idxs):
+        """[(idx, data or None for zeros)] of one image."""
+        with self.lock:
+            chain = self._chain(layer)
+            return [(idx, self._read_chunk(chain, idx)) for idx in idxs]
+
+    def layer_is_empty(self, layer):
+        with self.lock:
+            return self.db.execute('SELECT 1 FROM maps WHERE layer = ? '
+                                   'LIMIT 1', (layer,)).fetchone() is None
+
+    def parent_of(self, layer):
+        with self.lock:
+            row = self.db.execute('SELECT parent FROM layers WHERE id = ?',
+                                  (layer,)).fetchone()
+        return row[0] if row else None
+
     def flush(self):
         """Make every committed write durable (SYNCHRONIZE CACHE)."""
         self.store.sync()

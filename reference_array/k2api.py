@@ -33,6 +33,7 @@ READ_ONLY = frozenset(('system/state', 'system/capacity', 'system/net_ips',
 # Beyond the documented API: volumes may be created with a "source"
 # (a volume or volsnap), as a copy-on-write copy. Clients must discover it.
 CAPABILITIES = {'volume_source': True}
+REPLICATION_PREFIX = '_replication/'
 _ITEM = re.compile(r'^(?P<res>.+?)/(?P<id>\d+)$')
 _OPERATORS = ('__in', '__m_eq', '__contains', '__prefix', '__neq', '__gte',
               '__lte', '__gt', '__lt')
@@ -164,6 +165,12 @@ class K2API(object):
         if not path.startswith(PREFIX + '/'):
             raise error(404, 'no such path: %s' % path)
         rest = path[len(PREFIX) + 1:].rstrip('/')
+        if rest.startswith(REPLICATION_PREFIX):
+            # Array-to-array calls of replication; not part of K2's API.
+            if method != 'POST' or self.model.replication is None:
+                raise error(405, 'method not allowed')
+            return 200, self.model.replication.peer_call(
+                rest[len(REPLICATION_PREFIX):], body)
         obj_id = None
         if rest not in RESOURCES:
             match = _ITEM.match(rest)

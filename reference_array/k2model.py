@@ -4,6 +4,7 @@ import time
 
 from reference_array import k2api
 from reference_array import k2objects
+from reference_array import replication
 
 KIB_PER_GIB = 1024 * 1024
 
@@ -29,12 +30,16 @@ FIELDS = {
     'stats/system': ('id', 'timestamp'),
     'stats/volumes': ('id', 'volume', 'timestamp'),
     'host_groups': ('id', 'name'),
-    # Replication between arrays is not served yet: these collections
-    # are empty, but searching them by their documented fields works.
-    'replication/peer_k2arrays': ('id', 'name', 'mgmt_host', 'state'),
+    'replication/peer_k2arrays': ('id', 'name', 'mgmt_host', 'state',
+                                  'system_id'),
     'replication/sessions': ('id', 'name', 'state', 'current_role',
                              'local_volume_group', 'replication_peer_k2array',
-                             'rpo', 'generation_number'),
+                             'rpo', 'generation_number',
+                             'current_snapshot_id',
+                             'current_snapshot_progress',
+                             'remote_replication_session_name',
+                             'replication_peer_volume_group_name',
+                             'state_reason', 'last_sync_time'),
     'replication/peer_volumes': ('id', 'name', 'local_volume',
                                  'replication_session'),
     'replication/peer_volume_groups': ('id', 'name', 'replication_session'),
@@ -56,6 +61,8 @@ class K2Model(object):
         self.system = system
         self.objects = k2objects.K2Objects(store, engine,
                                            system['total_kib'])
+        # Set by the array when it can reach peers (replication).
+        self.replication = None
         self._last_sample = (time.monotonic(), dict(engine.counters))
         self._seed()
 
@@ -187,13 +194,18 @@ class K2Model(object):
                                                              obj_id))
         return obj
 
+    def _writer(self, resource):
+        if resource in replication.WRITABLE and self.replication:
+            return self.replication
+        return self.objects
+
     def create(self, resource, body):
-        obj = self.objects.create(resource, body)
+        obj = self._writer(resource).create(resource, body)
         return self._present(resource, obj)
 
     def update(self, resource, obj_id, body):
-        obj = self.objects.update(resource, obj_id, body)
+        obj = self._writer(resource).update(resource, obj_id, body)
         return self._present(resource, obj)
 
     def delete(self, resource, obj_id):
-        self.objects.delete(resource, obj_id)
+        self._writer(resource).delete(resource, obj_id)

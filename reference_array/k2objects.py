@@ -248,6 +248,9 @@ class K2Objects(object):
             raise bad('volume group %s still has volumes' % vg['name'])
         if self._children('snapshots', 'volume_group', ref):
             raise bad('volume group %s still has snapshots' % vg['name'])
+        if vg.get('replication_session'):
+            raise bad('volume group %s is replicated; delete its session '
+                      'first' % vg['name'])
 
     # -- volumes -------------------------------------------------------------
     def _size(self, body):
@@ -327,6 +330,11 @@ class K2Objects(object):
         ref = '/volumes/%d' % vol['id']
         if self._children('mappings', 'volume', ref):
             raise bad('volume %s is mapped; unmap it first' % vol['name'])
+        for pv in self._children('replication/peer_volumes', 'local_volume',
+                                 ref):
+            if pv.get('_base'):
+                self.engine.release(pv['_base'])
+            self.store.delete('replication/peer_volumes', pv['id'])
         self.engine.release(vol['_layer'])
 
     # -- snapshots -----------------------------------------------------------

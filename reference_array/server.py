@@ -16,6 +16,7 @@ from reference_array import iscsi
 from reference_array import k2api
 from reference_array import k2model
 from reference_array import metadata
+from reference_array import replication
 from reference_array import tlsutil
 
 LOG = logging.getLogger(__name__)
@@ -73,6 +74,10 @@ class Array(object):
             'total_kib': self.config['capacity_gib'] * k2model.KIB_PER_GIB,
         }
         self.k2 = k2model.K2Model(self.store, self.engine, system)
+        self.replication = replication.Replication(
+            self.store, self.engine, self.k2.objects, system, self.data_dir)
+        self.k2.replication = self.replication
+        self._seed_peer(args)
         users = dict(self.config['users'])
         cert = key = None
         if not args.no_tls:
@@ -93,6 +98,26 @@ class Array(object):
         self.target = iscsi.Target(self.exports, host, args.iscsi_port)
         self._stopped = threading.Event()
 
+    def _seed_peer(self, args):
+        """``--peer``: pair with another array at start-up (once)."""
+        if not getattr(args, 'peer', None):
+            return
+        url = args.peer.rstrip('/')
+        host = url.split('://', 1)[-1]
+        for peer in self.store.all(replication.PEERS):
+            if peer['mgmt_host'] == host:
+                return
+        default_name = 'peer-' + host.replace(':', '-').replace('.', '-')
+        body = {'name': args.peer_name or default_name,
+                'mgmt_host': host, 'url': url,
+                'username': args.peer_user,
+                'password': args.peer_password}
+        if args.peer_ca_cert:
+            with open(args.peer_ca_cert) as f:
+                body['ca_cert'] = f.read()
+        # The peer may not be up yet: it is checked at first use.
+        self.replication.add_peer(body, check=False)
+
     def endpoints(self):
         user = self.args.user if (self.args.user and self.args.password) \
             else 'admin'
@@ -110,11 +135,13 @@ class Array(object):
     def start(self):
         self.target.start()
         self.k2_server.start()
+        self.replication.start()
 
     def stop(self):
         if self._stopped.is_set():
             return
         self._stopped.set()
+        self.replication.stop()
         self.k2_server.stop()
         self.target.stop()
         self.engine.flush()

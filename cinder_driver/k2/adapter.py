@@ -17,6 +17,7 @@ import time
 from cinder.common import constants
 from cinder import exception
 from cinder.i18n import _
+from cinder.objects import fields
 from oslo_log import log as logging
 from oslo_utils import units
 
@@ -27,6 +28,7 @@ from cinder_driver.common import naming
 from cinder_driver.common import stats as flash_stats
 from cinder_driver.k2 import client as k2_client
 from cinder_driver.k2 import groups
+from cinder_driver.k2 import replication
 
 LOG = logging.getLogger(__name__)
 
@@ -49,8 +51,13 @@ SPECS = (
 )
 
 
-def volume_specs(volume_type):
-    """Validated K2 settings of a volume type (dict or object)."""
+def volume_specs(volume_type, replication_ok=False):
+    """Validated K2 settings of a volume type (dict or object).
+
+    ``replication_ok``: the backend has a replication_device; without one
+    a type asking for replication is refused rather than given volumes
+    that are silently not replicated.
+    """
     values = extra_specs.parse(extra_specs.type_specs(volume_type), SPECS,
                                SPEC_SCOPES)
     legacy = values['kaminario:thin_prov_type']
@@ -65,15 +72,13 @@ def volume_specs(volume_type):
         dedup = legacy != 'nodedup'
     replication = (values['replication_enabled'] or
                    values['kaminario:replication'] == 'enabled')
-    if replication:
-        # Replication is not offered by this driver yet: say so rather
-        # than create a volume that is silently not replicated.
+    if replication and not replication_ok:
         asked = ('replication_enabled' if values['replication_enabled']
                  else 'kaminario:replication')
         raise exception.InvalidVolumeType(reason=_(
-            'extra spec %s asks for replication, which this backend does '
-            'not provide (no replication_device is supported)') % asked)
-    return {'dedup': dedup}
+            'extra spec %s asks for replication, but this backend has no '
+            'replication_device') % asked)
+    return {'dedup': dedup, 'replication': replication}
 
 
 OWNER_PREFIX = 'cinder:'
@@ -108,12 +113,15 @@ def _provider_id(first, second):
     return '%d/%d' % (first, second)
 
 
-class K2Adapter(groups.GroupOps):
+class K2Adapter(groups.GroupOps, replication.ReplicationOps):
 
     KIB_PER_GIB = KIB_PER_GIB
+    OWNER_PREFIX = OWNER_PREFIX
 
-    def __init__(self, configuration, protocol, driver_version):
+    def __init__(self, configuration, protocol, driver_version,
+                 active_backend_id=None):
         self.configuration = configuration
+        self.active_backend_id = active_backend_id
         self.protocol = protocol
         self.driver_version = driver_version
         self.client = None
@@ -136,16 +144,26 @@ class K2Adapter(groups.GroupOps):
                 raise flash_exception.InvalidBackendConfig(
                     option=option, value=conf.safe_get(option),
                     reason='required by the K2 driver')
-        self.client = k2_client.K2Client(
+
+        def make_client(host, login, password, port, verify):
+            return k2_client.K2Client(
+                host, login, password, port=port, verify=verify,
+                connect_timeout=conf.flash_rest_connect_timeout,
+                read_timeout=conf.flash_rest_read_timeout,
+                retries=conf.flash_rest_retries,
+                backoff=conf.flash_rest_retry_backoff)
+
+        self.primary = self.client = make_client(
             conf.san_ip, conf.san_login, conf.san_password,
-            port=conf.safe_get('san_api_port'),
-            verify=flash_config.tls_verify(conf),
-            connect_timeout=conf.flash_rest_connect_timeout,
-            read_timeout=conf.flash_rest_read_timeout,
-            retries=conf.flash_rest_retries,
-            backoff=conf.flash_rest_retry_backoff)
+            conf.safe_get('san_api_port'), flash_config.tls_verify(conf))
+        self._setup_replication(make_client)
 
     def check_for_setup_error(self):
+        self._load_active()
+        self._check_replication()
+
+    def _load_active(self):
+        """What the driver needs from the array it talks to."""
         self.capabilities = self.client.discover_capabilities()
         state = self.client.system_state()
         version = state.get('rest_api_version')
@@ -204,9 +222,11 @@ class K2Adapter(groups.GroupOps):
                     path='/system/fc_ports',
                     reason=_('the array has no FC target port'))
 
-    @staticmethod
-    def _type_dedup(volume_type):
-        return volume_specs(volume_type)['dedup']
+    def _specs(self, volume_type):
+        return volume_specs(volume_type, replication_ok=bool(self.replica))
+
+    def _type_dedup(self, volume_type):
+        return self._specs(volume_type)['dedup']
 
     @staticmethod
     def _owner(obj):
@@ -246,7 +266,7 @@ class K2Adapter(groups.GroupOps):
 
     # -- volumes -------------------------------------------------------------
     def _create(self, volume, size_gib, source=None):
-        specs = volume_specs(volume.volume_type)
+        specs = self._specs(volume.volume_type)
         group = self.client.create_unique('volume_groups', {
             'name': naming.group_name(volume), 'quota': 0,
             'is_dedup': specs['dedup']}, name=naming.group_name(volume))
@@ -261,7 +281,12 @@ class K2Adapter(groups.GroupOps):
         with self._undo_on_error('volume_groups', group['id']):
             vol = self.client.create_unique('volumes', body,
                                             name=body['name'])
-        return {'provider_id': _provider_id(group['id'], vol['id'])}
+            update = {'provider_id': _provider_id(group['id'], vol['id'])}
+            if specs['replication']:
+                with self._undo_on_error('volumes', vol['id']):
+                    update.update(self._replicate(volume, group['id'],
+                                                  vol['id']))
+        return update
 
     @contextlib.contextmanager
     def _undo_on_error(self, resource, obj_id):
@@ -279,6 +304,10 @@ class K2Adapter(groups.GroupOps):
         return self._create(volume, volume.size)
 
     def _create_in_group(self, volume):
+        if self._specs(volume.volume_type)['replication']:
+            raise exception.InvalidVolume(reason=_(
+                'replicated volumes cannot be members of consistent group '
+                '%s: a K2 group replicates as one') % volume.group_id)
         vg = self._group_vg(volume.group)
         if self._type_dedup(volume.volume_type) != vg['is_dedup']:
             raise exception.InvalidVolume(reason=_(
@@ -293,6 +322,8 @@ class K2Adapter(groups.GroupOps):
                                              groups.SHARED)}
 
     def delete_volume(self, volume):
+        if self.replica and self._is_replicated(volume):
+            self._unreplicate(volume)
         ids = self._volume_ids(volume, required=False)
         if ids is None:
             self._remove_leftover_group(volume)
@@ -645,6 +676,7 @@ class K2Adapter(groups.GroupOps):
         pool.update(flash_stats.capacity(cap['total'], cap['free'],
                                          cap['provisioned'],
                                          self.configuration, auto))
+        self._replication_stats(pool)
         stats['pools'] = [pool]
         return stats
 
@@ -657,11 +689,23 @@ class K2Adapter(groups.GroupOps):
         volume_source capability and a volume that is not attached, not in
         a consistency group and without snapshots.
         """
-        new = volume_specs(new_type)
+        new = self._specs(new_type)
         group_id, volume_id = self._volume_ids(volume)
         group = self.client.get('volume_groups', group_id)
+        replicated = bool(group.get('replication_session'))
         if group.get('is_dedup') == new['dedup']:
-            return True, None
+            if new['replication'] == replicated:
+                return True, None
+            if new['replication']:
+                if self._shared(volume):
+                    return False, None
+                return True, self._replicate(volume, group_id, volume_id)
+            self._unreplicate(volume)
+            return True, {'replication_status':
+                          fields.ReplicationStatus.DISABLED}
+        if replicated or new['replication']:
+            # The copy-and-swap below would leave the session behind.
+            return False, None
         if (self._shared(volume) or not self.capabilities.get(
                 'volume_source') or group.get('snapshots_count') or
                 self.client.search('mappings', **{
@@ -770,8 +814,7 @@ class K2Adapter(groups.GroupOps):
         elif self.client.search('mappings', **{
                 'volume.ref': '/volumes/%d' % vol['id']}):
             reason = _('it is mapped to a host; unmap it first')
-        elif group.get('is_dedup') != volume_specs(
-                volume.volume_type)['dedup']:
+        elif group.get('is_dedup') != self._type_dedup(volume.volume_type):
             reason = _('its deduplication setting differs from the volume '
                        'type')
         if reason:
@@ -785,7 +828,10 @@ class K2Adapter(groups.GroupOps):
         if size != vol['size']:
             changes['size'] = size
         self.client.update('volumes', vol['id'], changes)
-        return {'provider_id': _provider_id(group_id, vol['id'])}
+        update = {'provider_id': _provider_id(group_id, vol['id'])}
+        if self._specs(volume.volume_type)['replication']:
+            update.update(self._replicate(volume, group_id, vol['id']))
+        return update
 
     def unmanage(self, volume):
         """Cinder lets go: the volume stays, without our ownership mark."""

@@ -22,7 +22,8 @@ class K2BaseDriver(driver.VolumeDriver):
 
     .. code-block:: none
 
-      1.0.0 - iSCSI and FC; array-side clones; revert; manage/unmanage
+      1.0.0 - iSCSI and FC; array-side clones; revert; manage/unmanage;
+              replication v2.1 with failback and active/active failover
     """
 
     VERSION = '1.0.0'
@@ -35,8 +36,9 @@ class K2BaseDriver(driver.VolumeDriver):
         self.configuration.append_config_values(san.san_opts)
         self.configuration.append_config_values(common_options.rest_opts)
         self.configuration.append_config_values(k2_options.k2_opts)
-        self.adapter = k2_adapter.K2Adapter(self.configuration,
-                                            self.PROTOCOL, self.VERSION)
+        self.adapter = k2_adapter.K2Adapter(
+            self.configuration, self.PROTOCOL, self.VERSION,
+            active_backend_id=kwargs.get('active_backend_id'))
 
     @staticmethod
     def get_driver_options():
@@ -44,7 +46,7 @@ class K2BaseDriver(driver.VolumeDriver):
                       'use_chap_auth', 'chap_username', 'chap_password',
                       'driver_ssl_cert_verify', 'driver_ssl_cert_path',
                       'max_over_subscription_ratio', 'reserved_percentage',
-                      'volume_backend_name')
+                      'volume_backend_name', 'replication_device')
         return (common_options.rest_opts + k2_options.k2_opts +
                 [opt for opt in san.san_opts + driver.volume_opts
                  if opt.name in additional])
@@ -58,6 +60,7 @@ class K2BaseDriver(driver.VolumeDriver):
     def create_volume(self, volume):
         return self.adapter.create_volume(volume)
 
+    @coordination.synchronized('cinder-flash-k2-volume-{volume.id}')
     def delete_volume(self, volume):
         self.adapter.delete_volume(volume)
 
@@ -86,8 +89,28 @@ class K2BaseDriver(driver.VolumeDriver):
     def _update_volume_stats(self):
         self._stats = self.adapter.get_volume_stats(refresh=True)
 
+    @coordination.synchronized('cinder-flash-k2-volume-{volume.id}')
     def retype(self, context, volume, new_type, diff, host):
         return self.adapter.retype(volume, new_type)
+
+    # -- replication ---------------------------------------------------------
+    def failover(self, context, volumes, secondary_id=None, groups=None):
+        """Active/active: the array side, run by one service."""
+        active, updates = self.adapter.failover(volumes, secondary_id)
+        return active, updates, []
+
+    def failover_completed(self, context, active_backend_id=None):
+        """Active/active: every service switches to the new array."""
+        self.adapter.failover_completed(active_backend_id)
+
+    def failover_host(self, context, volumes, secondary_id=None,
+                      groups=None):
+        active, updates = self.adapter.failover(volumes, secondary_id)
+        self.adapter.failover_completed(active)
+        return active, updates, []
+
+    def get_replication_error_status(self, context, groups):
+        return self.adapter.get_replication_error_status(groups)
 
     def migrate_volume(self, context, volume, host):
         return self.adapter.migrate_volume(volume, host)

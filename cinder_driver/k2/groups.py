@@ -44,6 +44,11 @@ class GroupOps(object):
         return found
 
     def _group_dedup(self, group):
+        for vtype in group.volume_types:
+            if self._specs(vtype)['replication']:
+                raise exception.InvalidGroupType(reason=_(
+                    'volume type %s is replicated; consistent K2 groups '
+                    'take no replicated volumes') % vtype.id)
         values = {self._type_dedup(t) for t in group.volume_types}
         if len(values) > 1:
             raise exception.InvalidGroupType(reason=_(

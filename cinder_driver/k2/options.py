@@ -17,4 +17,9 @@ k2_opts = [
                default='Best_Effort_Retention',
                help='Name of the array retention policy given to the '
                     'snapshots the driver creates.'),
+    cfg.IntOpt('k2_replication_timeout',
+               default=600, min=10,
+               help='Seconds a failback waits for the secondary to copy a '
+                    'volume back to the primary before marking it in '
+                    'error.'),
 ]

@@ -134,3 +134,13 @@ class ReferenceArray(fixtures.Fixture):
             port=self.k2_port,
             verify=self.info['ca_cert'] if verify is None else verify,
             connect_timeout=5, read_timeout=30, retries=retries)
+
+    def pair_with(self, other, name=None):
+        """Register ``other`` as this array's replication peer."""
+        with open(other.info['ca_cert']) as f:
+            ca_pem = f.read()
+        host = '%s:%s' % (other.k2_host, other.k2_port)
+        return self.k2_client().create('replication/peer_k2arrays', {
+            'name': name or 'peer-%s' % other.k2_port, 'mgmt_host': host,
+            'username': other.info['user'],
+            'password': other.info['password'], 'ca_cert': ca_pem})

@@ -29,7 +29,7 @@ class K2DriverTestCase(test.TestCase):
         self.ctx = context.get_admin_context()
         self.driver = self.make_driver()
 
-    def make_driver(self, **overrides):
+    def make_driver(self, driver_kwargs=None, **overrides):
         options = {'san_ip': self.array.k2_host,
                    'san_api_port': self.array.k2_port,
                    'san_login': self.array.info['user'],
@@ -40,7 +40,8 @@ class K2DriverTestCase(test.TestCase):
         options.update(overrides)
         conf = configuration.Configuration(volume_driver.volume_opts,
                                            config_group=self.BACKEND)
-        drv = self.DRIVER(configuration=conf, host='cinder@' + self.BACKEND)
+        drv = self.DRIVER(configuration=conf, host='cinder@' + self.BACKEND,
+                          **(driver_kwargs or {}))
         for key, value in options.items():
             self.override_config(key, value, group=self.BACKEND)
         drv.do_setup(self.ctx)
