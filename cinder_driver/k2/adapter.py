@@ -627,13 +627,17 @@ class K2Adapter(groups.GroupOps, replication.ReplicationOps):
 
     def _base_stats(self):
         conf = self.configuration
-        return {
+        stats = {
             'volume_backend_name': conf.safe_get('volume_backend_name') or
             'K2_%s' % self.protocol,
             'vendor_name': VENDOR,
             'driver_version': self.driver_version,
             'storage_protocol': self.protocol,
         }
+        # Cinder reads the backend's replication state from the top level
+        # (service replication_status), the scheduler from the pool.
+        self._replication_stats(stats)
+        return stats
 
     def _down_stats(self):
         stats = self._base_stats()

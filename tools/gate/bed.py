@@ -24,9 +24,12 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 BIN = os.path.dirname(sys.executable)
 SECRETS = ('admin', 'db', 'service')
 PORTS = {'mariadb': 3306, 'rabbit': 5672, 'epmd': 4369, 'keystone': 5000,
-         'cinder': 8776, 'iscsi': 3260}
+         'cinder': 8776, 'iscsi': 3260, 'iscsi-dr': 3261}
 BACKEND = 'k2-iscsi'
 BACKENDS = (BACKEND, 'k2-fc')
+# The K2 iSCSI backend replicates to a second array, its disaster-recovery
+# site; the FC backend does not, so both kinds of pool are on the bed.
+REPLICA_ID = 'dr'
 
 
 class BedError(Exception):
@@ -156,23 +159,32 @@ class Bed(object):
                         'keystone==30.0.0', 'gunicorn', 'PyMySQL'],
                        check=True)
 
-    def _array(self):
-        data = os.path.join(self.dir, 'array')
+    def _start_array(self, name, extra):
+        data = os.path.join(self.dir, name)
         proc = subprocess.Popen(
             [sys.executable, '-m', 'reference_array', 'serve', '--data-dir',
-             data, '--log-file', os.path.join(self.logs, 'array.log'),
-             '--capacity-gib', '2048'],
+             data, '--log-file', os.path.join(self.logs, name + '.log'),
+             '--capacity-gib', '2048', '--name', name] + extra,
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             stdin=subprocess.DEVNULL, text=True, start_new_session=True)
-        self._record('array', proc.pid)
+        self._record(name, proc.pid)
         line = proc.stdout.readline()
         if not line:
-            raise BedError('reference array did not start:\n%s' %
-                           tail(os.path.join(self.logs, 'array.log')))
-        self.array = json.loads(line)
-        with open(os.path.join(self.dir, 'array.json'), 'w') as f:
-            json.dump(self.array, f)
-        log('reference array at %s' % self.array['k2'])
+            raise BedError('reference array %s did not start:\n%s' % (
+                name, tail(os.path.join(self.logs, name + '.log'))))
+        info = json.loads(line)
+        with open(os.path.join(self.dir, name + '.json'), 'w') as f:
+            json.dump(info, f)
+        log('reference array %s at %s' % (name, info['k2']))
+        return info
+
+    def _array(self):
+        self.array = self._start_array('array', [])
+        self.replica = self._start_array(
+            'array-dr', ['--iscsi-port', str(PORTS['iscsi-dr'])])
+        # Pairing is the array administrator's job, done once per pair.
+        _pair(self.array, self.replica, REPLICA_ID)
+        _pair(self.replica, self.array, 'primary')
 
     def _mariadb(self):
         data = os.path.join(self.dir, 'mysql')
@@ -366,6 +378,7 @@ class Bed(object):
                 san_login = %(user)s
                 san_password = %(pw)s
                 driver_ssl_cert_path = %(ca)s
+                replication_device = %(replica)s
                 [k2-fc]
                 volume_driver = cinder_driver.k2.driver.K2FCDriver
                 volume_backend_name = k2-fc
@@ -380,7 +393,8 @@ class Bed(object):
                         'host': host, 'port': port,
                         'user': self.array['user'],
                         'pw': self.array['password'],
-                        'ca': self.array['ca_cert']})
+                        'ca': self.array['ca_cert'],
+                        'replica': self._replication_device()})
         conf = self.cinder_conf_path()
         result = subprocess.run([os.path.join(BIN, 'cinder-manage'),
                                  '--config-file', conf, 'db', 'sync'],
@@ -398,6 +412,14 @@ class Bed(object):
         self._wait('cinder-volume (%s) reporting up' % ', '.join(BACKENDS),
                    self._backends_up, 120, 'cinder-volume')
         log('Cinder up with backends %s' % ', '.join(BACKENDS))
+
+    def _replication_device(self):
+        host, port = self.replica['k2'][len('https://'):].rsplit(':', 1)
+        return ','.join('%s:%s' % item for item in (
+            ('backend_id', REPLICA_ID), ('san_ip', host),
+            ('san_api_port', port), ('san_login', self.replica['user']),
+            ('san_password', self.replica['password']),
+            ('driver_ssl_cert_path', self.replica['ca_cert'])))
 
     def _backends_up(self):
         result = subprocess.run(
@@ -455,6 +477,22 @@ class Bed(object):
         log('down: nothing left running')
 
 
+def _pair(array, peer, name):
+    import requests
+    with open(peer['ca_cert']) as f:
+        ca_pem = f.read()
+    reply = requests.post(
+        array['k2'] + '/api/v2/replication/peer_k2arrays',
+        auth=(array['user'], array['password']), verify=array['ca_cert'],
+        timeout=(5, 60), json={
+            'name': name, 'mgmt_host': peer['k2'][len('https://'):],
+            'username': peer['user'], 'password': peer['password'],
+            'ca_cert': ca_pem})
+    if reply.status_code != 201:
+        raise BedError('pairing %s with %s failed: %s' % (
+            array['k2'], peer['k2'], reply.text))
+
+
 def _http_ok(url):
     try:
         urllib.request.urlopen(url, timeout=2)
@@ -500,3 +538,6 @@ def _stop_epmd():
             os.kill(pid, signal.SIGTERM)
         except ProcessLookupError:
             pass
+    deadline = time.monotonic() + 10
+    while port_open(PORTS['epmd']) and time.monotonic() < deadline:
+        time.sleep(0.1)

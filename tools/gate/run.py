@@ -19,14 +19,17 @@ from tools.gate import bed as bed_mod  # noqa: E402
 # and delete theirs and their groups, which races in Cinder's API (a
 # volume's group vanishes while the list is rendered: 404). They run
 # alone, after the concurrent pass.
-SERIAL_REGEX = (r'^tempest\.api\.volume\.admin\.'
+# A failover moves the whole backend to the other array: alone as well.
+SERIAL_REGEX = (r'^(tempest\.api\.volume\.admin\.'
                 r'test_(volume_retype|groups|volumes_list|volume_manage|'
-                r'snapshot_manage|group_snapshots)\.')
+                r'snapshot_manage|group_snapshots)\.'
+                r'|tempest_plugin\.tests\.api\.test_replication_failover)')
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = bed_mod.ROOT
 BIN = bed_mod.BIN
 DEFAULT_REGEX = (r'^(tempest\.api\.volume|cinder_tempest_plugin\.(api|rbac)'
-                 r'|cinder_tempest_plugin\.scenario\.test_volume_concurrency)')
+                 r'|cinder_tempest_plugin\.scenario\.test_volume_concurrency'
+                 r'|tempest_plugin\.tests)')
 
 
 def tempest_conf(bed):
@@ -71,7 +74,7 @@ def tempest_conf(bed):
         extend_attached_volume = False
         volume_revert = True
         consistency_group = True
-        replication = False
+        replication = True
         multi_backend = True
         enable_volume_image_dep_tests = True
         concurrency_tests = True
@@ -118,7 +121,8 @@ def run_tempest(bed, regex, results_dir):
 
 def scan_for_secrets(bed):
     """Files and line numbers of log lines that contain a password."""
-    secrets = list(bed.passwords.values()) + [bed.array['password']]
+    secrets = list(bed.passwords.values()) + [bed.array['password'],
+                                              bed.replica['password']]
     found = []
     for name in sorted(os.listdir(bed.logs)):
         path = os.path.join(bed.logs, name)
