@@ -35,6 +35,9 @@ def main(argv=None):
                        'apply from the start (see reference_array.faults)')
     serve.add_argument('--fault-seed', type=int, default=None,
                        help='seed of the fault dice, for repeatable runs')
+    serve.add_argument('--no-volume-source', action='store_true',
+                       help='do not offer volume copies (the "source" of a '
+                            'new volume), like arrays whose API has none')
     serve.add_argument('--peer', metavar='URL',
                        help='pair with the array at this K2 URL for '
                             'replication (once; later changes go through '

@@ -137,9 +137,11 @@ def search(objects, query_pairs, known_fields):
 class K2API(object):
     """Routes K2 requests to the array model."""
 
-    def __init__(self, model, users):
+    def __init__(self, model, users, capabilities=None):
         self.model = model
         self.users = users
+        self.capabilities = dict(CAPABILITIES if capabilities is None
+                                 else capabilities)
 
     @staticmethod
     def error_payload(status, message):
@@ -161,7 +163,7 @@ class K2API(object):
                 raise error(405, 'method not allowed')
             return 200, {'resources': {
                 name: {'url': '/' + name} for name in RESOURCES},
-                'capabilities': dict(CAPABILITIES)}
+                'capabilities': dict(self.capabilities)}
         if not path.startswith(PREFIX + '/'):
             raise error(404, 'no such path: %s' % path)
         rest = path[len(PREFIX) + 1:].rstrip('/')

@@ -112,6 +112,8 @@ def _name(resource, body, field='name'):
 class K2Objects(object):
     """Writes to the K2 object model, on the metadata store and engine."""
 
+    volume_source = True
+
     def __init__(self, store, engine, max_volume_kib):
         self.store = store
         self.engine = engine
@@ -262,6 +264,8 @@ class K2Objects(object):
         size = self._size(body)
         _res, vg = self._deref(body, 'volume_group', ('volume_groups',))
         if 'source' in body:
+            if not self.volume_source:
+                raise bad('source is not supported by this array')
             layer = self._copy_of(body, size, vg['is_dedup'])
         else:
             layer = self.engine.new_layer(dedup=vg['is_dedup'])

@@ -74,6 +74,11 @@ class Array(object):
             'total_kib': self.config['capacity_gib'] * k2model.KIB_PER_GIB,
         }
         self.k2 = k2model.K2Model(self.store, self.engine, system)
+        capabilities = dict(k2api.CAPABILITIES)
+        if getattr(args, 'no_volume_source', False):
+            # Behave like a K2 that documents no volume copy at all.
+            capabilities['volume_source'] = False
+            self.k2.objects.volume_source = False
         self.replication = replication.Replication(
             self.store, self.engine, self.k2.objects, system, self.data_dir)
         self.k2.replication = self.replication
@@ -89,7 +94,8 @@ class Array(object):
             with open(args.faults) as f:
                 self.faults.load(json.load(f))
         self.k2_server = httpd.JSONServer(
-            k2api.K2API(self.k2, users), host, args.k2_port, cert, key,
+            k2api.K2API(self.k2, users, capabilities=capabilities),
+            host, args.k2_port, cert, key,
             request_log=os.path.join(self.data_dir, 'k2-requests.log'),
             faults=self.faults)
         self.exports = exports_mod.Exports(self.store, self.engine,

@@ -28,6 +28,7 @@ from cinder_driver.common import naming
 from cinder_driver.common import stats as flash_stats
 from cinder_driver.k2 import client as k2_client
 from cinder_driver.k2 import groups
+from cinder_driver.k2 import hostcopy
 from cinder_driver.k2 import replication
 
 LOG = logging.getLogger(__name__)
@@ -113,7 +114,8 @@ def _provider_id(first, second):
     return '%d/%d' % (first, second)
 
 
-class K2Adapter(groups.GroupOps, replication.ReplicationOps):
+class K2Adapter(groups.GroupOps, replication.ReplicationOps,
+                hostcopy.HostCopyOps):
 
     KIB_PER_GIB = KIB_PER_GIB
     OWNER_PREFIX = OWNER_PREFIX
@@ -367,25 +369,19 @@ class K2Adapter(groups.GroupOps, replication.ReplicationOps):
         self.client.update('volumes', volume_id,
                            {'size': new_size * KIB_PER_GIB})
 
-    def _copy_source(self, kind, obj_id, what):
-        if not self.capabilities.get('volume_source'):
-            raise exception.VolumeDriverException(message=_(
-                'The array cannot create a volume from %s on the array '
-                '(no volume_source capability in its API discovery).') %
-                what)
-        return k2_client.ref(kind, obj_id)
-
     def create_cloned_volume(self, volume, src_vref):
         _group, src_id = self._volume_ids(src_vref)
-        source = self._copy_source('volumes', src_id,
-                                   'volume %s' % src_vref.id)
-        return self._create(volume, volume.size, source=source)
+        if not self.capabilities.get('volume_source'):
+            return self._create_by_host_copy(volume, source_volume=src_vref)
+        return self._create(volume, volume.size,
+                            source=k2_client.ref('volumes', src_id))
 
     def create_volume_from_snapshot(self, volume, snapshot):
         _snap_id, volsnap_id = self._snapshot_ids(snapshot)
-        source = self._copy_source('volsnaps', volsnap_id,
-                                   'snapshot %s' % snapshot.id)
-        return self._create(volume, volume.size, source=source)
+        if not self.capabilities.get('volume_source'):
+            return self._create_by_host_copy(volume, volsnap_id=volsnap_id)
+        return self._create(volume, volume.size,
+                            source=k2_client.ref('volsnaps', volsnap_id))
 
     # -- snapshots -----------------------------------------------------------
     def create_snapshot(self, snapshot):

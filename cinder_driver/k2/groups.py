@@ -37,6 +37,13 @@ def is_consistent(group):
 class GroupOps(object):
     """Mixed into the K2 adapter; uses its client and lookups."""
 
+    def _group_source(self, kind, obj_id):
+        if not self.capabilities.get('volume_source'):
+            raise exception.VolumeDriverException(message=_(
+                'A group can be created from a source only on arrays that '
+                'copy volumes (no volume_source capability here).'))
+        return k2_client.ref(kind, obj_id)
+
     def _group_vg(self, group, required=True):
         found = self.client.find('volume_groups', name=group_name(group))
         if found is None and required:
@@ -193,7 +200,7 @@ class GroupOps(object):
                 'description': self._owner(volume),
                 'size': volume.size * self.KIB_PER_GIB,
                 'volume_group': k2_client.ref('volume_groups', vg['id']),
-                'source': self._copy_source(kind, obj_id, 'group source')})
+                'source': self._group_source(kind, obj_id)})
             updates.append({'id': volume.id, 'status': 'available',
                             'provider_id': '%d/%d/%s' % (
                                 vg['id'], created['id'], SHARED)})

@@ -22,4 +22,9 @@ k2_opts = [
                help='Seconds a failback waits for the secondary to copy a '
                     'volume back to the primary before marking it in '
                     'error.'),
+    cfg.StrOpt('k2_copy_initiator',
+               help='iSCSI initiator name the volume service uses to copy '
+                    'volumes itself when the array offers no volume copy '
+                    '(no volume_source capability). Default: one derived '
+                    'from the host name.'),
 ]

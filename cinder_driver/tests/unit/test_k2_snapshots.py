@@ -1,3 +1,5 @@
+from unittest import mock
+
 from cinder import exception
 
 from cinder_driver.common import exception as flash_exception
@@ -53,14 +55,48 @@ class SnapshotCloneTestCase(k2_fakes.AdapterTestCase):
         body = self.client.create.call_args_list[1].args[1]
         self.assertEqual({'ref': '/volsnaps/4'}, body['source'])
 
-    def test_without_array_capability_nothing_is_created(self):
+    def test_without_array_capability_the_host_copies(self):
         self.adapter.capabilities = {}
-        err = self.assertRaises(exception.VolumeDriverException,
-                                self.adapter.create_cloned_volume,
-                                self.volume(provider_id=None),
-                                self.volume())
-        self.assertIn('volume_source', err.msg)
-        self.client.create.assert_not_called()
+        self.adapter._host_id = mock.Mock(return_value=11)
+        self.adapter._qemu_copy = mock.Mock()
+        created = iter([{'id': 7}, {'id': 9}, {'id': 30},
+                        {'id': 40, 'lun': 1}, {'id': 41, 'lun': 2}])
+        self.client.create.side_effect = lambda res, body: next(created)
+        self.client.find.return_value = {'id': 31}
+        source = self.volume(provider_id='5/6')
+        update = self.adapter.create_cloned_volume(
+            self.volume(provider_id=None), source)
+        self.assertEqual('7/9', update['provider_id'])
+        self.assertEqual(
+            ['volume_groups', 'volumes', 'snapshots', 'mappings',
+             'mappings'], [c.args[0] for c in
+                           self.client.create.call_args_list])
+        self.assertEqual({'ref': '/volsnaps/31'},
+                         self.client.create.call_args_list[3].args[1][
+                             'volume'])
+        self.adapter._qemu_copy.assert_called_once_with(mock.ANY, 1, 2)
+        self.assertEqual([mock.call('mappings', 40),
+                          mock.call('mappings', 41),
+                          mock.call('snapshots', 30)],
+                         self.client.delete.call_args_list)
+
+    def test_failed_host_copy_removes_the_new_volume(self):
+        self.adapter.capabilities = {}
+        self.adapter._host_id = mock.Mock(return_value=11)
+        self.adapter._qemu_copy = mock.Mock(
+            side_effect=exception.VolumeBackendAPIException(data='boom'))
+        created = iter([{'id': 7}, {'id': 9}, {'id': 40, 'lun': 1},
+                        {'id': 41, 'lun': 2}])
+        self.client.create.side_effect = lambda res, body: next(created)
+        snap = self.snapshot(self.volume(), provider_id='3/4')
+        self.assertRaises(exception.VolumeBackendAPIException,
+                          self.adapter.create_volume_from_snapshot,
+                          self.volume(provider_id=None), snap)
+        self.assertEqual([mock.call('mappings', 40),
+                          mock.call('mappings', 41),
+                          mock.call('volumes', 9),
+                          mock.call('volume_groups', 7)],
+                         self.client.delete.call_args_list)
 
     def test_revert(self):
         vol = self.volume()
