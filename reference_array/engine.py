@@ -70,12 +70,22 @@ class Engine(object):
         self.counters = {'read_ops': 0, 'write_ops': 0, 'read_bytes': 0,
                          'write_bytes': 0, 'read_seconds': 0.0,
                          'write_seconds': 0.0}
+        self.volume_counters = {}
         with self.lock:
             self.db.executescript(SCHEMA)
         with self.store.transaction():
             for name in ('physical', 'logical', 'stored_raw'):
                 self.db.execute('INSERT OR IGNORE INTO totals VALUES (?, 0)',
                                 (name,))
+
+    def count_volume(self, volume_id, direction, nbytes, seconds):
+        """Per-volume I/O counters (K2 stats/volumes)."""
+        with self.lock:
+            mine = self.volume_counters.setdefault(
+                volume_id, dict.fromkeys(self.counters, 0))
+            mine[direction + '_ops'] += 1
+            mine[direction + '_bytes'] += nbytes
+            mine[direction + '_seconds'] += seconds
 
     # -- codecs (one per thread: zstd contexts are not thread-safe) ------
     def _codec(self):

@@ -1,6 +1,7 @@
 """What each iSCSI initiator sees: the K2 mappings of its host as LUNs."""
 
 import hashlib
+import time
 
 from reference_array import scsi
 
@@ -31,13 +32,23 @@ class LUN(object):
             raise scsi.SCSIError(*scsi.LUN_NOT_SUPPORTED)
         return obj['_layer']
 
+    def _count(self, direction, nbytes, started):
+        if self.resource == 'volumes':
+            self.exports.engine.count_volume(self.obj_id, direction, nbytes,
+                                             time.monotonic() - started)
+
     def read(self, offset, length):
+        started = time.monotonic()
         with self.exports.store.lock:
-            return self.exports.engine.read(self._layer(), offset, length)
+            data = self.exports.engine.read(self._layer(), offset, length)
+        self._count('read', length, started)
+        return data
 
     def write(self, offset, data):
+        started = time.monotonic()
         with self.exports.store.lock:
             self.exports.engine.write(self._layer(), offset, data)
+        self._count('write', len(data), started)
 
     def unmap(self, offset, length):
         with self.exports.store.lock:

@@ -64,6 +64,7 @@ class K2Model(object):
         # Set by the array when it can reach peers (replication).
         self.replication = None
         self._last_sample = (time.monotonic(), dict(engine.counters))
+        self._last_volume_sample = (time.monotonic(), {})
         self._seed()
 
     def _seed(self):
@@ -126,31 +127,57 @@ class K2Model(object):
             'reserved': 0, 'is_reclamation_in_progress': False,
         }
 
-    def _system_stats(self):
-        """I/O rates since the previous sample (a K2 stats/system point)."""
-        now, counters = time.monotonic(), dict(self.engine.counters)
-        then, before = self._last_sample
-        self._last_sample = (now, counters)
-        span = max(now - then, 1e-3)
-        delta = {k: counters[k] - before[k] for k in STAT_KEYS}
+    @staticmethod
+    def _rates(obj_id, before, now, span):
+        """A K2 stats point from two counter samples ``span`` s apart."""
+        delta = {k: now[k] - before.get(k, 0) for k in STAT_KEYS}
         ops = delta['read_ops'] + delta['write_ops']
         busy = delta['read_seconds'] + delta['write_seconds']
 
         def per_op(seconds, count):
             return int(seconds * 1e6 / count) if count else 0
         return {
-            'id': 1, 'timestamp': int(time.time()),
+            'id': obj_id, 'timestamp': int(time.time()),
             'iops_avg': int(ops / span),
             'read_iops_avg': int(delta['read_ops'] / span),
             'write_iops_avg': int(delta['write_ops'] / span),
             'throughput_avg': int((delta['read_bytes'] +
                                    delta['write_bytes']) / span),
+            'read_throughput_avg': int(delta['read_bytes'] / span),
+            'write_throughput_avg': int(delta['write_bytes'] / span),
             'latency_avg': per_op(busy, ops),
             'read_latency_avg': per_op(delta['read_seconds'],
                                        delta['read_ops']),
             'write_latency_avg': per_op(delta['write_seconds'],
                                         delta['write_ops']),
         }
+
+    def _system_stats(self):
+        """I/O rates since the previous sample (a K2 stats/system point)."""
+        now, counters = time.monotonic(), dict(self.engine.counters)
+        then, before = self._last_sample
+        self._last_sample = (now, counters)
+        return self._rates(1, before, counters, max(now - then, 1e-3))
+
+    def _volume_stats(self):
+        """Per-volume rates since the previous stats/volumes sample."""
+        now = time.monotonic()
+        with self.engine.lock:
+            counters = {vid: dict(c) for vid, c in
+                        self.engine.volume_counters.items()}
+        then, before = self._last_volume_sample
+        self._last_volume_sample = (now, counters)
+        span = max(now - then, 1e-3)
+        points = []
+        for vol in self.store.all('volumes'):
+            if vol.get('_builtin'):
+                continue
+            mine = counters.get(vol['id'], dict.fromkeys(STAT_KEYS, 0))
+            point = self._rates(vol['id'], before.get(vol['id'], {}), mine,
+                                span)
+            point['volume'] = {'ref': '/volumes/%d' % vol['id']}
+            points.append(point)
+        return points
 
     def _present(self, resource, obj):
         """The object as clients see it: derived fields, no internals."""
@@ -180,12 +207,15 @@ class K2Model(object):
             return [self._capacity()]
         if resource == 'stats/system':
             return [self._system_stats()]
+        if resource == 'stats/volumes':
+            return self._volume_stats()
         return [self._present(resource, o) for o in self.store.all(resource)]
 
     def get(self, resource, obj_id):
-        if resource in ('system/state', 'system/capacity'):
-            objs = self.list(resource)
-            obj = objs[0] if objs[0]['id'] == obj_id else None
+        if resource in ('system/state', 'system/capacity', 'stats/system',
+                        'stats/volumes'):
+            obj = next((o for o in self.list(resource)
+                        if o['id'] == obj_id), None)
         else:
             obj = self.store.get(resource, obj_id)
             obj = obj and self._present(resource, obj)

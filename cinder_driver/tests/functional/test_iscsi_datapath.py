@@ -47,6 +47,24 @@ class ArrayLUNTestCase(testtools.TestCase):
             f.truncate(size)
         return path
 
+    def test_per_volume_stats(self):
+        vg = self.k2.find('volume_groups', name='cvg-a')
+        idle = self.k2.create('volumes', {
+            'name': 'cv-idle', 'size': 1024 * 1024,
+            'volume_group': client.ref('volume_groups', vg['id'])})
+        self.k2.search('stats/volumes')     # starts a sampling period
+        result = iscsi_client.write_file(self.source(4 * MIB), self.target())
+        self.assertEqual(0, result.returncode, result.stderr)
+        points = {p['volume']['ref']: p for p in
+                  self.k2.search('stats/volumes')}
+        busy = points['/volumes/%d' % self.vol['id']]
+        self.assertGreater(busy['write_iops_avg'], 0)
+        self.assertGreater(busy['write_throughput_avg'], 0)
+        self.assertGreater(busy['write_latency_avg'], 0)
+        self.assertEqual(0, points['/volumes/%d' % idle['id']]['iops_avg'])
+        one = self.k2.get('stats/volumes', idle['id'])
+        self.assertEqual({'ref': '/volumes/%d' % idle['id']}, one['volume'])
+
     def test_round_trip_is_identical_and_thin(self):
         src = self.source()
         result = iscsi_client.write_file(src, self.target())
