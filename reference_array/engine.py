@@ -10,7 +10,7 @@ Storage model
   on top; views and clones are new layers over a frozen one. All of these
   cost the same whatever the amount of data written.
 * Stored chunks are zstd-compressed. Chunks written to deduplicating
-  volumes are indexed by their BLAKE2b digest and shared; every map entry
+  volumes are indexed by their SHA-256 digest and shared; every map entry
   holds one reference, and a chunk is freed with its last reference.
 * Everything lives in the array's SQLite database: a write's data and
   its map entry commit together, so a crash never leaves a map entry
@@ -71,12 +71,19 @@ class Engine(object):
                          'write_bytes': 0, 'read_seconds': 0.0,
                          'write_seconds': 0.0}
         self.volume_counters = {}
+        # Layers never change parent, so chains are cached until a layer
+        # is deleted; chunk ids are handed out here so a write can insert
+        # all its chunks in one statement.
+        self._chains = {}
+        self._dedup = {}
         with self.lock:
             self.db.executescript(SCHEMA)
         with self.store.transaction():
             for name in ('physical', 'logical', 'stored_raw'):
                 self.db.execute('INSERT OR IGNORE INTO totals VALUES (?, 0)',
                                 (name,))
+            self._last_chunk = self.db.execute(
+                'SELECT COALESCE(MAX(id), 0) FROM chunks').fetchone()[0]
 
     def count_volume(self, volume_id, direction, nbytes, seconds):
         """Per-volume I/O counters (K2 stats/volumes)."""
@@ -132,6 +139,8 @@ class Engine(object):
                     self._unref_chunk(chunk)
                 self.db.execute('DELETE FROM maps WHERE layer = ?', (layer,))
                 self.db.execute('DELETE FROM layers WHERE id = ?', (layer,))
+                self._chains.clear()
+                self._dedup.pop(layer, None)
                 layer = row[1]
 
     def freeze(self, layer):
@@ -146,13 +155,26 @@ class Engine(object):
             return self.new_layer(parent=layer, dedup=bool(dedup))
 
     def _chain(self, layer):
-        chain = []
-        while layer is not None:
-            chain.append(layer)
+        chain = self._chains.get(layer)
+        if chain is not None:
+            return chain
+        chain, walk = [], layer
+        while walk is not None:
+            chain.append(walk)
             row = self.db.execute('SELECT parent FROM layers WHERE id = ?',
-                                  (layer,)).fetchone()
-            layer = row[0] if row else None
+                                  (walk,)).fetchone()
+            walk = row[0] if row else None
+        self._chains[layer] = chain
         return chain
+
+    def _layer_dedup(self, layer):
+        dedup = self._dedup.get(layer)
+        if dedup is None:
+            dedup = bool(self.db.execute(
+                'SELECT dedup FROM layers WHERE id = ?',
+                (layer,)).fetchone()[0])
+            self._dedup[layer] = dedup
+        return dedup
 
     # -- chunks --------------------------------------------------------------
     def _add_total(self, name, delta):
@@ -172,27 +194,6 @@ class Engine(object):
             self._add_total('physical', -size)
             self._add_total('stored_raw', -raw)
 
-    def _store_chunk(self, data, dedup):
-        digest = None
-        if dedup:
-            digest = hashlib.blake2b(data, digest_size=20).digest()
-            row = self.db.execute(
-                'SELECT id FROM chunks WHERE digest = ?', (digest,)
-            ).fetchone()
-            if row is not None:
-                self.db.execute('UPDATE chunks SET refs = refs + 1 WHERE '
-                                'id = ?', (row[0],))
-                self._add_total('logical', len(data))
-                return row[0]
-        packed = self._codec()[0].compress(data)
-        cur = self.db.execute(
-            'INSERT INTO chunks (digest, refs, raw, data) VALUES (?,1,?,?)',
-            (digest, len(data), packed))
-        self._add_total('logical', len(data))
-        self._add_total('physical', len(packed))
-        self._add_total('stored_raw', len(data))
-        return cur.lastrowid
-
     def _read_chunk(self, chain, idx):
         for layer in chain:
             row = self.db.execute(
@@ -206,23 +207,6 @@ class Engine(object):
                                     (row[0],)).fetchone()
             return self._codec()[1].decompress(data)
         return None
-
-    def _set_entry(self, layer, chain, idx, chunk):
-        old = self.db.execute(
-            'SELECT chunk FROM maps WHERE layer = ? AND idx = ?',
-            (layer, idx)).fetchone()
-        if old is not None and old[0] != ZERO:
-            self._unref_chunk(old[0])
-        if chunk == ZERO and not any(
-                self.db.execute('SELECT 1 FROM maps WHERE layer = ? AND '
-                                'idx = ?', (anc, idx)).fetchone()
-                for anc in chain[1:]):
-            # Nothing below to mask: an unwritten range costs nothing.
-            self.db.execute('DELETE FROM maps WHERE layer = ? AND idx = ?',
-                            (layer, idx))
-        else:
-            self.db.execute('INSERT OR REPLACE INTO maps VALUES (?, ?, ?)',
-                            (layer, idx, chunk))
 
     # -- data path -----------------------------------------------------------
     def _count(self, direction, nbytes, started):
@@ -257,9 +241,7 @@ class Engine(object):
         view = memoryview(data)
         with self.store.transaction(durable=False):
             chain = self._chain(layer)
-            dedup = bool(self.db.execute(
-                'SELECT dedup FROM layers WHERE id = ?',
-                (layer,)).fetchone()[0])
+            blocks = []
             pos, end = offset, offset + len(data)
             while pos < end:
                 idx, inner = divmod(pos, self.chunk)
@@ -271,13 +253,87 @@ class Engine(object):
                     base = self._read_chunk(chain, idx) or self._zero
                     block = (base[:inner] + bytes(piece) +
                              base[inner + take:])
-                if block == self._zero:
-                    chunk = ZERO
-                else:
-                    chunk = self._store_chunk(block, dedup)
-                self._set_entry(layer, chain, idx, chunk)
+                blocks.append((idx, None if block == self._zero else block))
                 pos += take
+            if blocks:
+                self._put_blocks(layer, chain, blocks)
         self._count('write', len(data), started)
+
+    def _put_blocks(self, layer, chain, blocks):
+        """Store whole chunks and point the layer at them, in few queries.
+
+        ``blocks``: [(idx, data or None for zeros)], ascending idx.
+        """
+        dedup = self._layer_dedup(layer)
+        lo, hi = blocks[0][0], blocks[-1][0]
+        old = dict(self.db.execute(
+            'SELECT idx, chunk FROM maps WHERE layer = ? AND idx BETWEEN ? '
+            'AND ?', (layer, lo, hi)))
+        digests, known = {}, {}
+        if dedup:
+            for idx, block in blocks:
+                if block is not None:
+                    digests[idx] = hashlib.sha256(block).digest()
+            wanted = list(set(digests.values()))
+            for start in range(0, len(wanted), 500):
+                part = wanted[start:start + 500]
+                known.update((d, i) for i, d in self.db.execute(
+                    'SELECT id, digest FROM chunks WHERE digest IN (%s)' %
+                    ','.join('?' * len(part)), part))
+        compress = self._codec()[0].compress
+        new_rows, entries, zeros = [], [], []
+        logical = physical = stored = 0
+        for idx, block in blocks:
+            if block is None:
+                zeros.append(idx)
+                continue
+            logical += len(block)
+            digest = digests.get(idx)
+            chunk = known.get(digest) if digest is not None else None
+            if chunk is None:
+                packed = compress(block)
+                self._last_chunk += 1
+                chunk = self._last_chunk
+                new_rows.append((chunk, digest, len(block), packed))
+                physical += len(packed)
+                stored += len(block)
+                if digest is not None:
+                    known[digest] = chunk
+            entries.append((layer, idx, chunk))
+        # One reference per map entry; new chunks are inserted with theirs.
+        counts = {}
+        for _layer, _idx, chunk in entries:
+            counts[chunk] = counts.get(chunk, 0) + 1
+        self.db.executemany(
+            'INSERT INTO chunks (id, digest, refs, raw, data) VALUES '
+            '(?, ?, ?, ?, ?)', [(chunk, digest, counts.pop(chunk), raw, packed)
+                                for chunk, digest, raw, packed in new_rows])
+        if counts:
+            self.db.executemany(
+                'UPDATE chunks SET refs = refs + ? WHERE id = ?',
+                [(n, chunk) for chunk, n in counts.items()])
+        if zeros:
+            masked = set()
+            below = chain[1:]
+            if below:
+                masked = {idx for (idx,) in self.db.execute(
+                    'SELECT DISTINCT idx FROM maps WHERE layer IN (%s) AND '
+                    'idx BETWEEN ? AND ?' % ','.join('?' * len(below)),
+                    below + [zeros[0], zeros[-1]])}
+            # A zero range over nothing costs nothing: no entry at all.
+            self.db.executemany(
+                'DELETE FROM maps WHERE layer = ? AND idx = ?',
+                [(layer, idx) for idx in zeros if idx not in masked])
+            entries += [(layer, idx, ZERO) for idx in zeros if idx in masked]
+        self.db.executemany('INSERT OR REPLACE INTO maps VALUES (?, ?, ?)',
+                            entries)
+        for idx, _block in blocks:
+            previous = old.get(idx)
+            if previous:
+                self._unref_chunk(previous)
+        self._add_total('logical', logical)
+        self._add_total('physical', physical)
+        self._add_total('stored_raw', stored)
 
     def unmap(self, layer, offset, length):
         """Discard a range: it reads as zeros and frees its space."""

@@ -39,6 +39,11 @@ class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     allow_reuse_address = True
     request_queue_size = 128
 
+    def handle_error(self, request, client_address):
+        # Into the array's log, not stderr: a parent that does not read
+        # stderr must never be able to stall a connection thread.
+        LOG.exception('connection from %s failed', client_address[0])
+
 
 def _make_handler(api, server):
 

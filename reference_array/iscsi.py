@@ -114,14 +114,17 @@ class Session(object):
 
     # -- wire ----------------------------------------------------------------
     def _recv_exact(self, n):
-        chunks, got = [], 0
+        # Straight into one buffer: data segments are up to 256 KiB and
+        # arrive in many TCP reads.
+        buf = bytearray(n)
+        view = memoryview(buf)
+        got = 0
         while got < n:
-            chunk = self.sock.recv(n - got)
-            if not chunk:
+            count = self.sock.recv_into(view[got:], n - got)
+            if not count:
                 raise ConnectionError('peer closed the connection')
-            chunks.append(chunk)
-            got += len(chunk)
-        return b''.join(chunks)
+            got += count
+        return buf
 
     def read_pdu(self):
         bhs = self._recv_exact(BHS)
@@ -132,7 +135,9 @@ class Session(object):
         if ahs:
             self._recv_exact(ahs)
         data = self._recv_exact(length + _pad(length)) if length else b''
-        return PDU(bhs, data[:length])
+        if _pad(length):
+            del data[length:]
+        return PDU(bytes(bhs), data)
 
     def send(self, bhs, data=b''):
         struct.pack_into('>I', bhs, 4, len(data))
@@ -399,13 +404,15 @@ class Session(object):
         edtl = pdu.u32(20)
         cdb = bytes(pdu.bhs[32:48])
         needed = scsi.data_out_length(cdb)
-        data_out = bytes(pdu.data)
+        data_out = pdu.data
         short = needed and edtl < needed
         if pdu.flags & 0x20 and needed:
             # Never solicit more than the initiator expects to send.
             data_out = self._collect(pdu, data_out, min(needed, edtl))
+        if len(data_out) != needed:
+            data_out = data_out[:needed]
         status, data_in, sense_data = scsi.execute(
-            lun, cdb, data_out[:needed], report_luns=self.luns().keys(),
+            lun, cdb, data_out, report_luns=self.luns().keys(),
             partial=bool(short))
         if needed:
             # The initiator expected to send less (overflow: only that
@@ -450,7 +457,7 @@ class Session(object):
                 data += out.data
                 data_sn += 1
             ttt += 1
-        return bytes(data)
+        return data
 
     def _data_in(self, pdu, data, edtl):
         total = len(data)
@@ -500,6 +507,11 @@ class Session(object):
 class _Server(socketserver.ThreadingMixIn, socketserver.TCPServer):
     daemon_threads = True
     allow_reuse_address = True
+
+    def handle_error(self, request, client_address):
+        # Into the array's log, not stderr: a parent that does not read
+        # stderr must never be able to stall a connection thread.
+        LOG.exception('connection from %s failed', client_address[0])
 
 
 class Target(object):
