@@ -450,26 +450,20 @@ class K2Adapter(groups.GroupOps, replication.ReplicationOps,
             cached = self._hosts.get(key)
         if cached is not None:
             return cached
-        host_id = None
-        for port in ports:
-            found = self.client.find(kind, **{field: port})
-            if found is not None:
-                host_id = k2_client.ref_id(found['host'])
-                break
-        if host_id is None:
-            if not create:
-                return None
+        if create:
             host_id = self._create_host(connector, kind, field, ports)
-        elif create and self.protocol == constants.ISCSI:
-            name = naming.host_name(connector, HOST_NAME_LIMIT)
-            chap = self._chap(name)
-            if chap is not None:
-                # A host made before CHAP was turned on gets its profile.
-                self.client.update('hosts', host_id, {
-                    'host_auth_profile': self._auth_profile(name, chap)})
+        else:
+            host_id = self._find_host(kind, field, ports)
+            if host_id is None:
+                return None
         with self._hosts_lock:
             self._hosts[key] = host_id
         return host_id
+
+    def _find_host(self, kind, field, ports):
+        """The host that holds any of the initiators, in one search."""
+        found = self.client.search(kind, **{field + '__in': ','.join(ports)})
+        return k2_client.ref_id(found[0]['host']) if found else None
 
     def _chap(self, host_name):
         """(username, secret) the host must log in with, or None.
@@ -489,14 +483,23 @@ class K2Adapter(groups.GroupOps, replication.ReplicationOps,
         return host_name, base64.b32encode(digest).decode()[:16].lower()
 
     def _create_host(self, connector, kind, field, ports):
+        """The connector's host, created if the array has none.
+
+        Creating first costs no lookup for a new host (host, initiators)
+        and one for a known one (its name is taken: find it by initiator),
+        so a first attach takes at most three calls either way.
+        """
         name = naming.host_name(connector, HOST_NAME_LIMIT)
         body = {'name': name, 'type': 'Linux'}
         chap = self._chap(name)
         if chap is not None:
             body['host_auth_profile'] = self._auth_profile(name, chap)
-        # A host of that name may exist without these initiators (a
-        # reinstalled node, say): they are added to it.
-        host, _created = self.client.create_or_get('hosts', body, name=name)
+        try:
+            host = self.client.create_unique('hosts', body, name=name)
+        except flash_exception.ArrayAPIError as e:
+            if e.status != 400 or k2_client.is_busy_error(e):
+                raise
+            return self._known_host(name, chap, body, kind, field, ports)
         for port in ports:
             try:
                 self.client.create_unique(
@@ -504,9 +507,39 @@ class K2Adapter(groups.GroupOps, replication.ReplicationOps,
                                                               host['id'])},
                     **{field: port})
             except flash_exception.ArrayAPIError as e:
-                if e.status != 400:
+                if e.status != 400 or k2_client.is_busy_error(e):
                     raise
+                # The initiator belongs to a host of another name: that
+                # one is the host, the new one goes.
+                found = self._find_host(kind, field, ports)
+                if found is None or found == host['id']:
+                    raise
+                with _suppressed('removing host %s' % host['id']):
+                    self.client.delete('hosts', host['id'])
+                return found
         return host['id']
+
+    def _known_host(self, name, chap, body, kind, field, ports):
+        host_id = self._find_host(kind, field, ports)
+        if host_id is None:
+            # A host of that name without these initiators (a reinstalled
+            # node, say): they are added to it.
+            host = self.client.find('hosts', name=name)
+            if host is None:
+                raise exception.VolumeBackendAPIException(data=_(
+                    'the array refused host %s and has none of that name')
+                    % name)
+            host_id = host['id']
+            for port in ports:
+                self.client.create_unique(
+                    kind, {field: port, 'host': k2_client.ref('hosts',
+                                                              host_id)},
+                    **{field: port})
+        if chap is not None:
+            # A host made before CHAP was turned on gets its profile.
+            self.client.update('hosts', host_id, {
+                'host_auth_profile': body['host_auth_profile']})
+        return host_id
 
     def _auth_profile(self, name, chap):
         user, secret = chap

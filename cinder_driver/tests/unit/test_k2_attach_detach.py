@@ -27,16 +27,24 @@ class ISCSIAttachTestCase(k2_fakes.AdapterTestCase):
                      'target_luns': [4, 4], 'volume_id': vol.id,
                      'discard': True}}, info)
 
-    def test_host_found_by_initiator_is_cached(self):
-        self.client.find.return_value = {'id': 1, 'host':
-                                         {'ref': '/hosts/3'}}
-        self.client.create.return_value = {'id': 8, 'lun': 2}
+    def test_known_host_found_by_initiator_is_cached(self):
+        # Its name is taken: the host is then found by initiator.
+        self.client.create.side_effect = [
+            k2_fakes.api_error(400, 'exists'), {'id': 8, 'lun': 2},
+            {'id': 9, 'lun': 3}]
+        self.client.search.return_value = [{'id': 1, 'host':
+                                            {'ref': '/hosts/3'}}]
         self.adapter.initialize_connection(self.volume(), CONNECTOR)
         self.adapter.initialize_connection(self.volume(), CONNECTOR)
-        self.assertEqual(1, self.client.find.call_count)
+        self.client.search.assert_called_once_with(
+            'host_iqns', iqn__in=CONNECTOR['initiator'])
+        self.assertEqual(['hosts', 'mappings', 'mappings'],
+                         [c.args[0] for c in
+                          self.client.create.call_args_list])
 
     def test_existing_host_name_gets_the_new_initiator(self):
-        self.client.find.side_effect = [None, {'id': 3, 'name': 'compute-1'}]
+        self.client.search.return_value = []
+        self.client.find.return_value = {'id': 3, 'name': 'compute-1'}
         self.client.create.side_effect = [k2_fakes.api_error(400, 'exists'),
                                           {'id': 1}, {'id': 8, 'lun': 1}]
         self.adapter.initialize_connection(self.volume(), CONNECTOR)
@@ -44,6 +52,18 @@ class ISCSIAttachTestCase(k2_fakes.AdapterTestCase):
         self.assertEqual(('host_iqns', {'iqn': CONNECTOR['initiator'],
                                         'host': {'ref': '/hosts/3'}}),
                          iqn_call.args)
+
+    def test_initiator_of_another_host_wins(self):
+        self.client.create.side_effect = [
+            {'id': 5}, k2_fakes.api_error(400, 'exists'),
+            {'id': 8, 'lun': 1}]
+        self.client.search.return_value = [{'id': 1, 'host':
+                                            {'ref': '/hosts/3'}}]
+        self.adapter.initialize_connection(self.volume(), CONNECTOR)
+        self.client.delete.assert_called_once_with('hosts', 5)
+        self.assertEqual({'ref': '/hosts/3'},
+                         self.client.create.call_args_list[2].args[1][
+                             'host'])
 
     def test_already_mapped_returns_existing_lun(self):
         self.adapter._hosts[('host_iqns', (CONNECTOR['initiator'],))] = 3
@@ -69,7 +89,7 @@ class ISCSIAttachTestCase(k2_fakes.AdapterTestCase):
         self.client.delete.assert_called_once_with('mappings', 8)
 
     def test_detach_unknown_host_is_success(self):
-        self.client.find.return_value = None
+        self.client.search.return_value = []
         self.adapter.terminate_connection(self.volume(), CONNECTOR)
         self.client.delete.assert_not_called()
         self.client.create.assert_not_called()
@@ -87,12 +107,13 @@ class FCAttachTestCase(k2_fakes.AdapterTestCase):
     PROTOCOL = constants.FC
 
     def test_fc_connection_info(self):
-        self.client.find.return_value = {'id': 1, 'host':
-                                         {'ref': '/hosts/3'}}
-        self.client.create.return_value = {'id': 8, 'lun': 2}
+        self.client.create.side_effect = [
+            k2_fakes.api_error(400, 'exists'), {'id': 8, 'lun': 2}]
+        self.client.search.return_value = [{'id': 1, 'host':
+                                            {'ref': '/hosts/3'}}]
         info = self.adapter.initialize_connection(self.volume(), CONNECTOR)
-        self.client.find.assert_called_once_with(
-            'host_fc_ports', pwwn='10:00:00:90:fa:00:00:01')
+        self.client.search.assert_called_once_with(
+            'host_fc_ports', pwwn__in='10:00:00:90:fa:00:00:01')
         self.assertEqual({'10000090fa000001': self.adapter.fc_targets},
                          info['data']['initiator_target_map'])
         self.assertEqual('fibre_channel', info['driver_volume_type'])
