@@ -498,6 +498,15 @@ class Replication(object):
                 body.get('session'),))
         return session
 
+    def _following_session(self, body):
+        """The target session of a call, refusing one that took over."""
+        session = self._target_session(body)
+        if session['current_role'] != 'target' or \
+                session['state'] == 'failed_over':
+            raise k2api.error(409, 'session %s is %s as %s' % (
+                session['name'], session['state'], session['current_role']))
+        return session
+
     def _ensure_volumes(self, session, vg, volumes):
         session_ref = _ref(SESSIONS, session)
         for spec in volumes:
@@ -570,12 +579,7 @@ class Replication(object):
 
     def _peer_begin(self, body):
         with self.store.transaction():
-            session = self._target_session(body)
-            if session['current_role'] != 'target' or \
-                    session['state'] == 'failed_over':
-                raise k2api.error(409, 'session %s is %s as %s' % (
-                    session['name'], session['state'],
-                    session['current_role']))
+            session = self._following_session(body)
             vg = self.store.get('volume_groups',
                                 _id(session['local_volume_group']))
             self._ensure_volumes(session, vg, body['volumes'])
@@ -637,12 +641,7 @@ class Replication(object):
     def _peer_ping(self, body):
         """A cycle with nothing to ship: the image is the current one."""
         with self.store.transaction():
-            session = self._target_session(body)
-            if session['current_role'] != 'target' or \
-                    session['state'] == 'failed_over':
-                raise k2api.error(409, 'session %s is %s as %s' % (
-                    session['name'], session['state'],
-                    session['current_role']))
+            session = self._following_session(body)
             if session['current_snapshot_id'] is None:
                 session['generation_number'] = body['generation']
                 session['last_sync_time'] = int(time.time())

@@ -35,3 +35,19 @@ def read_file(target, path):
 
 def qemu_io(target, command):
     return run('qemu-io', '-f', 'raw', '-c', command, target)
+
+
+def read_back(target, path):
+    """Read as many bytes as ``path`` holds from ``target``.
+
+    Returns (qemu-img result, expected bytes, bytes read).
+    """
+    back = path + '.back'
+    result = read_file(target, back)
+    with open(path, 'rb') as want:
+        expected = want.read()
+    got = b''
+    if result.returncode == 0:
+        with open(back, 'rb') as f:
+            got = f.read(len(expected))
+    return result, expected, got

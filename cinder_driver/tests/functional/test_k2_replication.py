@@ -78,13 +78,10 @@ class K2ReplicationTestCase(k2_driver_base.K2DriverTestCase):
             f.write(os.urandom(size))
         return path
 
-    def assert_reads(self, target, expected):
-        back = expected + '.back'
-        result = iscsi_client.read_file(target, back)
+    def assert_reads(self, target, path):
+        result, expected, got = iscsi_client.read_back(target, path)
         self.assertEqual(0, result.returncode, result.stderr)
-        with open(expected, 'rb') as want, open(back, 'rb') as got:
-            data = want.read()
-            self.assertEqual(data, got.read(len(data)))
+        self.assertEqual(expected, got)
 
     # -- create / stats / delete ------------------------------------------
     def test_replicated_volume_has_a_copy_on_the_peer(self):

@@ -87,12 +87,9 @@ class ReplicationPairTestCase(testtools.TestCase):
         return path
 
     def assert_reads(self, target, path):
-        back = path + '.back'
-        result = iscsi_client.read_file(target, back)
+        result, expected, got = iscsi_client.read_back(target, path)
         self.assertEqual(0, result.returncode, result.stderr)
-        with open(path, 'rb') as want, open(back, 'rb') as got:
-            data = want.read()
-            self.assertEqual(data, got.read(len(data)))
+        self.assertEqual(expected, got)
 
     def remote_session(self):
         return self.kb.find(SESSIONS, name='crs-x')
