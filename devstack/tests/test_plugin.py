@@ -1,0 +1,168 @@
+"""The devstack plugin, run phase by phase on stand-ins for devstack.
+
+The stand-ins write real ini files, so the resulting cinder.conf and
+tempest.conf are read back and checked; the reference-array case starts
+the real array and runs ``cinder-flash check`` on the written section.
+"""
+
+import configparser
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RUN = os.path.join(HERE, 'run_plugin.sh')
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        return s.getsockname()[1]
+
+
+class PluginTestCase(unittest.TestCase):
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.dir, True)
+        self.env = {
+            'PATH': os.environ['PATH'], 'HOME': self.dir,
+            'DEST': os.path.join(self.dir, 'opt'),
+            'DATA_DIR': os.path.join(self.dir, 'data'),
+            'CINDER_CONF': os.path.join(self.dir, 'cinder.conf'),
+            'TEMPEST_CONFIG': os.path.join(self.dir, 'tempest.conf'),
+            'STUB_LOG': os.path.join(self.dir, 'stub.log'),
+            'PYTHON': sys.executable,
+            'CINDER_ENABLED_BACKENDS': 'lvm:lvmdriver-1'}
+
+    def run_plugin(self, *phases, check=True, **env):
+        result = subprocess.run(['bash', RUN] + list(phases),
+                                env=dict(self.env, **env),
+                                capture_output=True, text=True, timeout=120)
+        if check:
+            self.assertEqual(0, result.returncode, result.stderr)
+        return result
+
+    def ini(self, name):
+        parser = configparser.RawConfigParser(strict=False)
+        parser.optionxform = str
+        parser.read(self.env[name])
+        return parser
+
+    def stub_log(self):
+        with open(self.env['STUB_LOG']) as f:
+            return f.read().splitlines()
+
+    def test_backends_join_the_enabled_ones(self):
+        self.run_plugin(CINDER_FLASH_BACKENDS='k2:k2-iscsi,k2:k2-b')
+        self.assertIn('CINDER_ENABLED_BACKENDS=lvm:lvmdriver-1,k2:k2-iscsi,'
+                      'k2:k2-b', self.stub_log())
+        self.assertIn('define_plugin cinder-flash', self.stub_log())
+        self.assertIn('plugin_requires cinder-flash cinder',
+                      self.stub_log())
+        # Already listed: not added twice.
+        self.run_plugin(CINDER_ENABLED_BACKENDS='k2:k2-iscsi')
+        self.assertEqual('CINDER_ENABLED_BACKENDS=k2:k2-iscsi',
+                         self.stub_log()[-1])
+
+    def test_install_phase_installs_the_package(self):
+        self.run_plugin('stack:install')
+        self.assertIn(os.path.join(self.env['DEST'], 'cinder-flash'),
+                      self.stub_log())
+
+    def test_real_k2_array_section(self):
+        self.run_plugin(
+            'configure', CINDER_FLASH_K2_SAN_IP='192.0.2.10',
+            CINDER_FLASH_K2_SAN_PORT='8443',
+            CINDER_FLASH_K2_PASSWORD='pw', CINDER_FLASH_K2_PROTOCOL='fc',
+            CINDER_FLASH_K2_CA_CERT='/etc/k2.pem')
+        section = dict(self.ini('CINDER_CONF')['k2-iscsi'])
+        self.assertEqual({
+            'volume_driver': 'cinder_driver.k2.driver.K2FCDriver',
+            'volume_backend_name': 'k2-iscsi', 'san_ip': '192.0.2.10',
+            'san_login': 'cinder', 'san_password': 'pw',
+            'san_api_port': '8443', 'driver_ssl_cert_path': '/etc/k2.pem',
+            'driver_ssl_cert_verify': 'True'}, section)
+
+    def test_linstor_section(self):
+        self.run_plugin('configure', CINDER_FLASH_BACKENDS='linstor:drbd-1',
+                        CINDER_FLASH_LINSTOR_URIS='linstor://10.0.0.1')
+        section = dict(self.ini('CINDER_CONF')['drbd-1'])
+        self.assertEqual({
+            'volume_driver': 'cinder_driver.linstor.driver.'
+                             'LinstorDRBDDriver',
+            'volume_backend_name': 'drbd-1',
+            'linstor_uris': 'linstor://10.0.0.1',
+            'linstor_default_storage_pool_name': 'DfltStorPool',
+            'linstor_autoplace_count': '2'}, section)
+
+    def test_bad_settings_stop_the_run(self):
+        result = self.run_plugin('configure', check=False,
+                                 CINDER_FLASH_BACKENDS='linstor:drbd-1')
+        self.assertNotEqual(0, result.returncode)
+        self.assertIn('CINDER_FLASH_LINSTOR_URIS', result.stderr)
+        result = self.run_plugin('configure', check=False,
+                                 CINDER_FLASH_K2_PROTOCOL='nvme')
+        self.assertIn('CINDER_FLASH_K2_PROTOCOL=nvme', result.stderr)
+
+    def test_tempest_flags(self):
+        self.run_plugin('stack:test-config')
+        tempest = self.ini('TEMPEST_CONFIG')
+        flags = dict(tempest['volume-feature-enabled'])
+        for flag in ('snapshot', 'clone', 'manage_volume', 'manage_snapshot',
+                     'extend_attached_volume', 'volume_revert',
+                     'consistency_group', 'multi_backend'):
+            self.assertEqual('True', flags[flag], flag)
+        self.assertEqual(('cinder-flash', 'iSCSI', 'source-name,cv-%s'), (
+            tempest['volume']['vendor_name'],
+            tempest['volume']['storage_protocol'],
+            tempest['volume']['manage_volume_ref']))
+        self.assertEqual('True', tempest['compute-feature-enabled'][
+            'volume_multiattach'])
+
+    def test_reference_array_started_checked_and_stopped(self):
+        env = {'CINDER_FLASH_ARRAY_PORT': str(free_port()),
+               'CINDER_FLASH_ARRAY_ISCSI_PORT': str(free_port())}
+        self.run_plugin('configure', 'stack:post-config', **env)
+        pidfile = os.path.join(self.env['DATA_DIR'], 'cinder-flash-array',
+                               'array.pid')
+        with open(pidfile) as f:
+            pid = int(f.read())
+        self.addCleanup(_kill, pid)
+        section = self.ini('CINDER_CONF')['k2-iscsi']
+        self.assertEqual('127.0.0.1', section['san_ip'])
+        self.assertNotIn(section['san_password'], self.stub_log())
+        check = subprocess.run(
+            [sys.executable, '-m', 'cinder_driver.cmd.cli', 'check',
+             '--config-file', self.env['CINDER_CONF'], '--backend',
+             'k2-iscsi'], capture_output=True, text=True, cwd=ROOT,
+            timeout=120)
+        self.assertEqual(0, check.returncode, check.stdout + check.stderr)
+        self.assertIn('backend k2-iscsi: ready', check.stdout)
+        self.run_plugin('unstack', **env)
+        self.assertFalse(_alive(pid))
+        self.assertFalse(os.path.exists(pidfile))
+        self.run_plugin('clean', **env)
+        self.assertFalse(os.path.exists(os.path.dirname(pidfile)))
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A stopped child of ours stays a zombie until reaped.
+    with open('/proc/%d/stat' % pid) as f:
+        return f.read().split(')')[1].split()[0] != 'Z'
+
+
+def _kill(pid):
+    try:
+        os.kill(pid, 9)
+    except ProcessLookupError:
+        pass

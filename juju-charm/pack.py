@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""Assemble ``cinder-flash.charm`` without charmcraft.
+
+``charmcraft pack`` builds in an Ubuntu environment matching the charm's
+base; this script writes the same layout anywhere: metadata.yaml and
+config.yaml generated from charmcraft.yaml, manifest.yaml, an executable
+``dispatch`` (and the install/start/upgrade-charm hooks), ``src/`` and the
+charm's Python dependencies flat in ``venv/``.
+
+    python3 juju-charm/pack.py [--output DIR] [--wheels DIR]
+"""
+
+import argparse
+import datetime
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import zipfile
+
+import yaml
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+METADATA_KEYS = ('name', 'title', 'summary', 'description', 'links',
+                 'assumes', 'subordinate', 'provides', 'requires',
+                 'resources')
+DISPATCH = ('#!/bin/sh\n'
+            'JUJU_DISPATCH_PATH="${JUJU_DISPATCH_PATH:-$0}" '
+            'PYTHONPATH=lib:venv:src exec ./src/charm.py\n')
+HOOKS = ('install', 'start', 'upgrade-charm')
+EXECUTABLE = stat.S_IRWXU | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | \
+    stat.S_IXOTH
+
+
+def _write(path, text, mode=0o644):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, 'w') as f:
+        f.write(text)
+    os.chmod(path, mode)
+
+
+def build_tree(root, wheels=None):
+    with open(os.path.join(HERE, 'charmcraft.yaml')) as f:
+        project = yaml.safe_load(f)
+    metadata = {k: project[k] for k in METADATA_KEYS if k in project}
+    _write(os.path.join(root, 'metadata.yaml'),
+           yaml.safe_dump(metadata, sort_keys=False))
+    _write(os.path.join(root, 'config.yaml'),
+           yaml.safe_dump(project['config'], sort_keys=False))
+    base, channel = project['base'].split('@')
+    _write(os.path.join(root, 'manifest.yaml'), yaml.safe_dump({
+        'charmcraft-version': 'cinder-flash pack.py',
+        'charmcraft-started-at': datetime.datetime.now(
+            datetime.timezone.utc).isoformat(),
+        'bases': [{'name': base, 'channel': channel,
+                   'architectures': sorted(project['platforms'])}],
+    }, sort_keys=False))
+    _write(os.path.join(root, 'dispatch'), DISPATCH, EXECUTABLE)
+    for hook in HOOKS:
+        _write(os.path.join(root, 'hooks', hook), DISPATCH, EXECUTABLE)
+    os.makedirs(os.path.join(root, 'src'))
+    for name in os.listdir(os.path.join(HERE, 'src')):
+        if name.endswith('.py'):
+            shutil.copy(os.path.join(HERE, 'src', name),
+                        os.path.join(root, 'src', name))
+    os.chmod(os.path.join(root, 'src', 'charm.py'), EXECUTABLE)
+    cmd = [sys.executable, '-m', 'pip', 'install', '--quiet',
+           '--target', os.path.join(root, 'venv'), '-r',
+           os.path.join(HERE, 'requirements.txt')]
+    if wheels:
+        cmd += ['--no-index', '--find-links', wheels]
+    subprocess.run(cmd, check=True)
+
+
+def zip_tree(root, path):
+    with zipfile.ZipFile(path, 'w', zipfile.ZIP_DEFLATED) as archive:
+        for folder, _dirs, files in os.walk(root):
+            for name in sorted(files):
+                full = os.path.join(folder, name)
+                if '__pycache__' in full:
+                    continue
+                info = zipfile.ZipInfo.from_file(
+                    full, os.path.relpath(full, root))
+                info.compress_type = zipfile.ZIP_DEFLATED
+                # Juju runs dispatch and the hooks: keep the exec bits.
+                with open(full, 'rb') as f:
+                    archive.writestr(info, f.read())
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--output', default=os.getcwd())
+    parser.add_argument('--wheels', help='install the dependencies from '
+                        'this directory of wheels only (offline)')
+    args = parser.parse_args(argv)
+    out = os.path.join(os.path.abspath(args.output), 'cinder-flash.charm')
+    with tempfile.TemporaryDirectory() as root:
+        build_tree(root, args.wheels)
+        zip_tree(root, out)
+    print(out)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

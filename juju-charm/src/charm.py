@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""cinder-flash: a storage-backend subordinate of the cinder charm.
+
+It installs the cinder-flash package on the cinder unit and publishes the
+backend's cinder.conf section on the ``storage-backend`` relation in the
+cinder-backend interface's format; the cinder charm writes cinder.conf and
+restarts cinder-volume. Credentials come from Juju user secrets and are
+never logged.
+"""
+
+import json
+import logging
+import os
+import subprocess
+import tempfile
+
+import ops
+
+import backend
+
+LOG = logging.getLogger(__name__)
+RELATION = 'storage-backend'
+WHEEL = 'cinder-flash-wheel'
+PACKAGE = 'cinder-flash'
+CA_DIR = '/etc/cinder'
+PYTHON = '/usr/bin/python3'
+CHECK = 'cinder-flash'
+
+
+class CinderFlashCharm(ops.CharmBase):
+
+    def __init__(self, framework):
+        super().__init__(framework)
+        for event in (self.on.install, self.on.upgrade_charm):
+            framework.observe(event, self._on_install)
+        for event in (self.on.config_changed, self.on.secret_changed,
+                      self.on.update_status,
+                      self.on[RELATION].relation_joined,
+                      self.on[RELATION].relation_changed):
+            framework.observe(event, self._reconcile)
+
+    # -- install -------------------------------------------------------
+    def _on_install(self, event):
+        self.unit.status = ops.MaintenanceStatus('installing cinder-flash')
+        try:
+            self._install()
+        except (subprocess.CalledProcessError, OSError) as e:
+            self.unit.status = ops.BlockedStatus(
+                'installing cinder-flash failed: %s' % _short(e))
+            return
+        self._reconcile(event)
+
+    def _install(self):
+        """The wheel resource if attached, else the pinned version."""
+        try:
+            target = str(self.model.resources.fetch(WHEEL))
+            if not os.path.getsize(target):
+                raise ops.ModelError('empty resource')
+        except (ops.ModelError, NameError):
+            target = '%s==%s' % (PACKAGE, self.config['package-version'])
+        # The cinder charm runs cinder-volume from the distribution's
+        # python3: the drivers go where it imports from.
+        subprocess.run([PYTHON, '-m', 'pip', 'install', '--quiet',
+                        '--break-system-packages', target],
+                       check=True, capture_output=True, text=True)
+
+    # -- configuration -------------------------------------------------
+    def _secret(self, option):
+        uri = self.config.get(option)
+        if not uri:
+            return None
+        try:
+            secret = self.model.get_secret(id=uri)
+            return secret.get_content(refresh=True)
+        except ops.SecretNotFoundError:
+            raise backend.ConfigError('%s: secret %s not found or not '
+                                      'granted to %s' % (option, uri,
+                                                         self.app.name))
+        except ops.ModelError:
+            raise backend.ConfigError('%s: secret %s cannot be read; grant '
+                                      'it to %s' % (option, uri,
+                                                    self.app.name))
+
+    def _ca_path(self):
+        pem = (self.config.get('ca-certificate') or '').strip()
+        if not pem:
+            return None
+        if '-----BEGIN CERTIFICATE-----' not in pem:
+            raise backend.ConfigError('ca-certificate is not a PEM '
+                                      'certificate')
+        return os.path.join(CA_DIR, 'cinder-flash-%s-ca.pem' % self.app.name)
+
+    def _write_ca(self, path):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, 'w') as f:
+            f.write(self.config['ca-certificate'].strip() + '\n')
+
+    def _section(self):
+        ca_path = self._ca_path()
+        pairs = backend.section(
+            dict(self.config), self.app.name,
+            credentials=self._secret('credentials'),
+            replication=self._secret('replication-credentials'),
+            ca_path=ca_path)
+        return pairs, ca_path
+
+    def _reconcile(self, event):
+        try:
+            pairs, ca_path = self._section()
+        except backend.ConfigError as e:
+            self.unit.status = ops.BlockedStatus(str(e))
+            return
+        if ca_path:
+            self._write_ca(ca_path)
+        name = dict(pairs)['volume_backend_name']
+        section_name = self.app.name
+        data = {
+            'backend_name': section_name,
+            # Every cinder-flash driver supports active/active, so the
+            # cinder units may share one host name.
+            'stateless': 'true',
+            'subordinate_configuration': json.dumps({'cinder': {
+                '/etc/cinder/cinder.conf': {'sections': {
+                    section_name: pairs}}}}),
+        }
+        for relation in self.model.relations[RELATION]:
+            relation.data[self.unit].update(data)
+        verdict = self._check(section_name, pairs)
+        if verdict:
+            self.unit.status = ops.BlockedStatus(verdict)
+        elif not self.model.relations[RELATION]:
+            self.unit.status = ops.BlockedStatus(
+                'relate to cinder (storage-backend)')
+        else:
+            self.unit.status = ops.ActiveStatus(
+                'backend %s ready (%s)' % (name, dict(pairs)[
+                    'volume_driver'].rsplit('.', 1)[1]))
+
+    def _check(self, section_name, pairs):
+        """None when ``cinder-flash check`` passes, else why not."""
+        fd, path = tempfile.mkstemp(prefix='cinder-flash-check-',
+                                    suffix='.conf')
+        try:
+            with os.fdopen(fd, 'w') as f:
+                f.write(backend.render(section_name, pairs))
+            try:
+                result = subprocess.run(
+                    [CHECK, 'check', '--config-file', path, '--backend',
+                     section_name], capture_output=True, text=True,
+                    timeout=120)
+            except FileNotFoundError:
+                return 'cinder-flash is not installed on this unit'
+            except subprocess.TimeoutExpired:
+                return 'cinder-flash check timed out'
+        finally:
+            os.unlink(path)
+        if result.returncode == 0:
+            return None
+        failed = [line for line in result.stdout.splitlines()
+                  if line.startswith('FAIL')]
+        return 'check failed: %s' % (
+            ' '.join(failed[0].split()[1:]) if failed else
+            'exit status %d' % result.returncode)
+
+
+def _short(error):
+    text = getattr(error, 'stderr', None) or str(error)
+    return text.strip().splitlines()[-1][:120] if text.strip() else \
+        type(error).__name__
+
+
+if __name__ == '__main__':  # pragma: no cover
+    ops.main(CinderFlashCharm)
