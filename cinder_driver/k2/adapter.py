@@ -94,24 +94,25 @@ def _owner(volume):
     return OWNER_PREFIX + volume.id
 
 
-def _ids(provider_id):
-    """(group_id, object_id) from a provider_id, or None if unusable."""
+def _parse(provider_id):
+    """((group_id, object_id), shared, array tag) of a provider_id.
+
+    The ids are None when unusable. A provider_id is ``first/second``,
+    with ``/g`` for a member of a consistent group and ``@<backend_id>``
+    when the ids are those of the replication target's array.
+    """
+    text, _sep, tag = str(provider_id).partition('@')
+    parts = text.split('/')
+    shared = len(parts) == 3 and parts[2] == groups.SHARED
     try:
-        parts = str(provider_id).split('/')
-        if len(parts) == 3 and parts[2] == groups.SHARED:
-            parts = parts[:2]
-        first, second = parts
-        return int(first), int(second)
-    except (TypeError, ValueError, AttributeError):
-        return None
+        first, second = parts[:2] if shared else parts
+        return (int(first), int(second)), shared, tag or None
+    except (TypeError, ValueError):
+        return None, shared, tag or None
 
 
 def _is_shared(provider_id):
-    return str(provider_id).endswith('/' + groups.SHARED)
-
-
-def _provider_id(first, second):
-    return '%d/%d' % (first, second)
+    return _parse(provider_id)[1]
 
 
 class K2Adapter(groups.GroupOps, replication.ReplicationOps,
@@ -239,9 +240,29 @@ class K2Adapter(groups.GroupOps, replication.ReplicationOps,
         return _is_shared(volume.provider_id)
 
     # -- lookups -------------------------------------------------------------
+    def _pid(self, first, second, shared=False, on_secondary=None):
+        """A provider_id for array ids of the active (or named) array."""
+        pid = '%d/%d' % (first, second)
+        if shared:
+            pid += '/' + groups.SHARED
+        if self.failed_over if on_secondary is None else on_secondary:
+            pid += '@' + self.replica['backend_id']
+        return pid
+
+    def _ids(self, provider_id):
+        """The provider_id's ids if they are the active array's, or None.
+
+        Ids of one array mean other objects on another: after a failover
+        or a failback, ids kept from the other array are not used; the
+        objects are found by name instead.
+        """
+        ids, _shared, tag = _parse(provider_id)
+        active = self.replica['backend_id'] if self.failed_over else None
+        return ids if tag == active else None
+
     def _volume_ids(self, volume, required=True):
         """(group_id, volume_id) of a Cinder volume on the array."""
-        ids = _ids(volume.provider_id)
+        ids = self._ids(volume.provider_id)
         if ids is not None:
             return ids
         found = self.client.find('volumes', name=naming.volume_name(volume))
@@ -253,7 +274,7 @@ class K2Adapter(groups.GroupOps, replication.ReplicationOps,
 
     def _snapshot_ids(self, snapshot):
         """(snapshot_id, volsnap_id) of a Cinder snapshot on the array."""
-        ids = _ids(snapshot.provider_id)
+        ids = self._ids(snapshot.provider_id)
         if ids is not None:
             return ids
         found = self.client.find('snapshots',
@@ -283,7 +304,7 @@ class K2Adapter(groups.GroupOps, replication.ReplicationOps,
         with self._undo_on_error('volume_groups', group['id']):
             vol = self.client.create_unique('volumes', body,
                                             name=body['name'])
-            update = {'provider_id': _provider_id(group['id'], vol['id'])}
+            update = {'provider_id': self._pid(group['id'], vol['id'])}
             if specs['replication']:
                 with self._undo_on_error('volumes', vol['id']):
                     update.update(self._replicate(volume, group['id'],
@@ -320,8 +341,7 @@ class K2Adapter(groups.GroupOps, replication.ReplicationOps,
             'description': _owner(volume),
             'size': volume.size * KIB_PER_GIB,
             'volume_group': k2_client.ref('volume_groups', vg['id'])})
-        return {'provider_id': '%d/%d/%s' % (vg['id'], vol['id'],
-                                             groups.SHARED)}
+        return {'provider_id': self._pid(vg['id'], vol['id'], shared=True)}
 
     def delete_volume(self, volume):
         if self.replica and self._is_replicated(volume):
@@ -403,7 +423,7 @@ class K2Adapter(groups.GroupOps, replication.ReplicationOps,
                     array=self.client.http.array_name, method='GET',
                     path='/volsnaps', status_code=200,
                     reason='snapshot %d has no volume member' % snap['id'])
-        return {'provider_id': _provider_id(snap['id'], volsnap['id'])}
+        return {'provider_id': self._pid(snap['id'], volsnap['id'])}
 
     def delete_snapshot(self, snapshot):
         try:
@@ -783,7 +803,7 @@ class K2Adapter(groups.GroupOps, replication.ReplicationOps,
                      'description': _owner(volume)}))):
             with _suppressed(what):
                 call()
-        return {'provider_id': _provider_id(temp_group['id'], copy['id'])}
+        return {'provider_id': self._pid(temp_group['id'], copy['id'])}
 
     def migrate_volume(self, volume, host):
         """Between backends on the same array nothing has to move."""
@@ -861,7 +881,7 @@ class K2Adapter(groups.GroupOps, replication.ReplicationOps,
         if size != vol['size']:
             changes['size'] = size
         self.client.update('volumes', vol['id'], changes)
-        update = {'provider_id': _provider_id(group_id, vol['id'])}
+        update = {'provider_id': self._pid(group_id, vol['id'])}
         if self._specs(volume.volume_type)['replication']:
             update.update(self._replicate(volume, group_id, vol['id']))
         return update
@@ -911,7 +931,7 @@ class K2Adapter(groups.GroupOps, replication.ReplicationOps,
         self.client.update('snapshots', snap['id'], {
             'short_name': naming.snapshot_name(snapshot),
             'description': _owner(snapshot)})
-        return {'provider_id': _provider_id(snap['id'], volsnap['id'])}
+        return {'provider_id': self._pid(snap['id'], volsnap['id'])}
 
     def unmanage_snapshot(self, snapshot):
         try:

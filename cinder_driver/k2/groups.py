@@ -119,7 +119,7 @@ class GroupOps(object):
                 if e.status != 400:
                     raise
         return {'id': volume.id,
-                'provider_id': '%d/%d/%s' % (vg['id'], volume_id, SHARED)}
+                'provider_id': self._pid(vg['id'], volume_id, shared=True)}
 
     def _move_out(self, volume):
         _vg, volume_id = self._volume_ids(volume)
@@ -132,7 +132,7 @@ class GroupOps(object):
         self.client.update('volumes', volume_id, {
             'volume_group': k2_client.ref('volume_groups', own['id'])})
         return {'id': volume.id,
-                'provider_id': '%d/%d' % (own['id'], volume_id)}
+                'provider_id': self._pid(own['id'], volume_id)}
 
     def create_group_snapshot(self, group_snapshot, snapshots):
         if not is_consistent(group_snapshot):
@@ -154,7 +154,7 @@ class GroupOps(object):
                 provider_id = None
             else:
                 with_status = fields.SnapshotStatus.AVAILABLE
-                provider_id = '%d/%d/%s' % (snap['id'], volsnap, SHARED)
+                provider_id = self._pid(snap['id'], volsnap, shared=True)
             updates.append({'id': snapshot.id, 'status': with_status,
                             'provider_id': provider_id})
         status = fields.GroupSnapshotStatus.AVAILABLE
@@ -202,6 +202,6 @@ class GroupOps(object):
                 'volume_group': k2_client.ref('volume_groups', vg['id']),
                 'source': self._group_source(kind, obj_id)})
             updates.append({'id': volume.id, 'status': 'available',
-                            'provider_id': '%d/%d/%s' % (
-                                vg['id'], created['id'], SHARED)})
+                            'provider_id': self._pid(vg['id'], created['id'],
+                                                     shared=True)})
         return {'status': fields.GroupStatus.AVAILABLE}, updates

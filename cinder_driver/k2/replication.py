@@ -325,8 +325,9 @@ class ReplicationOps(object):
                 continue
             updates.append({'volume_id': volume.id, 'updates': {
                 'replication_status': fields.ReplicationStatus.FAILED_OVER,
-                'provider_id': '%d/%d' % (
-                    k2_client.ref_id(copy['volume_group']), copy['id'])}})
+                'provider_id': self._pid(
+                    k2_client.ref_id(copy['volume_group']), copy['id'],
+                    on_secondary=True)}})
         return updates
 
     def _wait_reversed(self, client, session, before):
@@ -390,8 +391,9 @@ class ReplicationOps(object):
                 continue
             updates.append({'volume_id': volume.id, 'updates': {
                 'replication_status': fields.ReplicationStatus.ENABLED,
-                'provider_id': '%d/%d' % (
-                    k2_client.ref_id(copy['volume_group']), copy['id'])}})
+                'provider_id': self._pid(
+                    k2_client.ref_id(copy['volume_group']), copy['id'],
+                    on_secondary=False)}})
         done = {u['volume_id'] for u in updates}
         for volume in volumes:
             if volume.id in done:

@@ -222,6 +222,35 @@ class K2ReplicationTestCase(k2_driver_base.K2DriverTestCase):
                          (local['current_role'], local['state']))
         self.assertEqual('target', remote['current_role'])
 
+    def test_ids_follow_the_active_array(self):
+        vol = self.create(1, self.replicated_type())
+        plain = self.create()
+        keep = self.snapshot(vol)
+        self.sync(vol)
+        _a, updates, _g = self.driver.failover_host(self.ctx, [vol, plain],
+                                                    'secondary')
+        vol.update({u['volume_id']: u['updates']
+                    for u in updates}[vol.id])
+        peer = self.peer.k2_client()
+        before = sorted(v['name'] for v in peer.search('volumes'))
+        # The plain volume stays on the lost primary: deleting it while
+        # failed over must not touch the secondary's objects.
+        self.driver.delete_volume(plain)
+        self.assertEqual(before, sorted(v['name'] for v in
+                                        peer.search('volumes')))
+        on_secondary = self.snapshot(vol)
+        self.assertTrue(on_secondary.provider_id.endswith('@secondary'))
+        _a, updates, _g = self.driver.failover_host(self.ctx, [vol],
+                                                    'default')
+        vol.update(updates[0]['updates'])
+        # Its ids belong to the secondary: on the primary they would name
+        # another snapshot (here: the one taken before the failover).
+        self.driver.delete_snapshot(on_secondary)
+        primary = self.array.k2_client()
+        self.assertEqual(['cs-%s' % keep.id], [
+            s['short_name'] for s in primary.search('snapshots')])
+        self.assertIsNotNone(self.array_volume(plain))
+
     def test_active_active_failover_in_two_steps(self):
         vol = self.create(1, self.replicated_type())
         self.sync(vol)

@@ -153,7 +153,7 @@ class ReplicatedTestCase(k2_fakes.AdapterTestCase):
             'replication/sessions', 3, {'state': 'failed_over'})
         by_id = {u['volume_id']: u['updates'] for u in updates}
         self.assertEqual({'replication_status': 'failed-over',
-                          'provider_id': '2/4'}, by_id[vol.id])
+                          'provider_id': '2/4@dr'}, by_id[vol.id])
         self.assertEqual({'status': 'error'}, by_id[plain.id])
         # Not switched until failover_completed (active/active).
         self.assertIs(self.client, self.adapter.client)
@@ -219,3 +219,27 @@ class ReplicatedTestCase(k2_fakes.AdapterTestCase):
         self.assertEqual([{'volume_id': 'abc', 'updates': {
             'replication_status': 'error'}}], errors)
         self.assertEqual([], groups)
+
+    def test_ids_of_the_other_array_are_never_used(self):
+        # A volume left on the lost primary: its ids mean other objects on
+        # the secondary, so it is looked up by name there.
+        self.adapter.failover_completed('dr')
+        plain = self.volume(provider_id='5/7')
+        self.secondary.find.return_value = None
+        self.adapter.delete_volume(plain)
+        self.secondary.find.assert_any_call('volumes',
+                                            name='cv-%s' % plain.name_id)
+        self.secondary.delete.assert_not_called()
+        # Created while failed over: tagged, used as they are.
+        self.secondary.reset_mock()
+        self.assertEqual((2, 4), self.adapter._volume_ids(
+            self.volume(provider_id='2/4@dr')))
+        self.secondary.find.assert_not_called()
+
+    def test_snapshot_ids_from_the_secondary_after_failback(self):
+        vol = self.volume()
+        snap = self.snapshot(vol, provider_id='3/4@dr')
+        self.client.find.side_effect = [{'id': 30}, {'id': 40}]
+        self.assertEqual((30, 40), self.adapter._snapshot_ids(snap))
+        self.assertEqual('cs-%s' % snap.id, self.client.find.call_args_list[
+            0][1]['short_name'])
