@@ -1,0 +1,32 @@
+"""Crash rounds of the reference array (``tox -e soak`` runs 20)."""
+
+import os
+import sys
+
+import fixtures
+import testtools
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.dirname(os.path.abspath(__file__))))))
+from tools import crash  # noqa: E402
+
+
+class CrashRoundsTestCase(testtools.TestCase):
+
+    def test_acknowledged_writes_survive_kill_9(self):
+        tmp = self.useFixture(fixtures.TempDir()).path
+        acked, errors = crash.run_rounds(tmp, 3, seed=5)
+        self.assertEqual([], errors)
+        self.assertGreater(acked, 30)
+
+    def test_verification_sees_a_lost_write(self):
+        tmp = self.useFixture(fixtures.TempDir()).path
+        array = crash.Array(tmp)
+        array.start()
+        self.addCleanup(array.stop)
+        url = array.url(crash._setup(array))
+        result = crash._qemu_io(url, 'write -P 5 0 %d' % crash.BLOCK,
+                                'flush')
+        self.assertEqual(0, result.returncode, result.stderr)
+        self.assertEqual([], crash.verify(url, [(0, 5)]))
+        self.assertEqual(1, len(crash.verify(url, [(0, 6)])))
