@@ -93,7 +93,8 @@ class K2Client(object):
 
     def _discovery(self):
         status, payload = self.http.request('GET', '')
-        if not isinstance((payload or {}).get('resources'), dict):
+        if not isinstance(payload, dict) or not isinstance(
+                payload.get('resources'), dict):
             raise self._bad('GET', API_PREFIX, status,
                             'no "resources" map in the discovery reply')
         return payload
@@ -116,11 +117,13 @@ class K2Client(object):
             if offset:
                 params['__offset'] = offset
             status, payload = self.http.request('GET', path, params=params)
-            page = (payload or {}).get('hits')
-            total = (payload or {}).get('total')
-            if not isinstance(page, list) or not isinstance(total, int):
+            page = payload.get('hits') if isinstance(payload, dict) else None
+            total = payload.get('total') if isinstance(payload, dict) \
+                else None
+            if not isinstance(page, list) or not isinstance(total, int) or \
+                    not all(isinstance(hit, dict) for hit in page):
                 raise self._bad('GET', path, status,
-                                'expected {"hits": [...], "total": N}')
+                                'expected {"hits": [{...}], "total": N}')
             hits.extend(page)
             offset += len(page)
             if not page or offset >= total:

@@ -12,6 +12,7 @@ from cinder.volume import driver
 from cinder.volume.drivers.san import san
 from cinder.zonemanager import utils as fczm_utils
 
+from cinder_driver.common import guard
 from cinder_driver.common import options as common_options
 from cinder_driver.k2 import adapter as k2_adapter
 from cinder_driver.k2 import options as k2_options
@@ -36,9 +37,10 @@ class K2BaseDriver(driver.VolumeDriver):
         self.configuration.append_config_values(san.san_opts)
         self.configuration.append_config_values(common_options.rest_opts)
         self.configuration.append_config_values(k2_options.k2_opts)
-        self.adapter = k2_adapter.K2Adapter(
+        self.adapter = guard.Guarded(k2_adapter.K2Adapter(
             self.configuration, self.PROTOCOL, self.VERSION,
-            active_backend_id=kwargs.get('active_backend_id'))
+            active_backend_id=kwargs.get('active_backend_id')),
+            'K2 backend %s' % self.configuration.config_group)
 
     @staticmethod
     def get_driver_options():

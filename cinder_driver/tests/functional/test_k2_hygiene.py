@@ -2,11 +2,13 @@
 
 import logging
 import signal
+import threading
 import time
 
 import fixtures
 
 from cinder_driver.common import exception as flash_exception
+from cinder_driver.tests.functional import array_fixture
 from cinder_driver.tests.functional import k2_driver_base
 
 CONNECTOR = k2_driver_base.CONNECTOR
@@ -66,3 +68,36 @@ class FrozenArrayTestCase(k2_driver_base.K2DriverTestCase):
         stats = drv.get_volume_stats(True)
         self.assertLess(time.monotonic() - started, bound)
         self.assertEqual('down', stats['pools'][0]['backend_state'])
+
+    def test_other_backends_stay_responsive(self):
+        """A frozen array holds only the calls that go to it."""
+        frozen = self.make_driver(flash_rest_connect_timeout=1.0,
+                                  flash_rest_read_timeout=4.0,
+                                  flash_rest_retries=0)
+        other = self.useFixture(array_fixture.ReferenceArray())
+        healthy = self.make_driver(
+            san_ip=other.k2_host, san_api_port=other.k2_port,
+            san_login=other.info['user'],
+            san_password=other.info['password'],
+            driver_ssl_cert_path=other.info['ca_cert'])
+        self.array.proc.send_signal(signal.SIGSTOP)
+        self.addCleanup(self.array.proc.send_signal, signal.SIGCONT)
+        outcome = []
+
+        def blocked_call():
+            try:
+                frozen.create_volume(self.volume())
+            except flash_exception.ArrayAPIError as e:
+                outcome.append(e)
+        thread = threading.Thread(target=blocked_call)
+        started = time.monotonic()
+        thread.start()
+        vol = self.volume()
+        vol.update(healthy.create_volume(vol))
+        healthy.extend_volume(vol, 2)
+        healthy.delete_volume(vol)
+        elapsed = time.monotonic() - started
+        self.assertTrue(thread.is_alive())
+        self.assertLess(elapsed, 4.0)
+        thread.join(timeout=30)
+        self.assertEqual(1, len(outcome))
