@@ -94,7 +94,11 @@ def run(config_files, backend):
     except (cfg.Error, ValueError) as e:
         report.add(FAIL, 'config', str(e))
         return report
-    _check_k2(report, conf, family[1], verify)
+    try:
+        _check_k2(report, conf, family[1], verify)
+    except (cfg.Error, ValueError) as e:
+        # A bad value is only read when an option is first used.
+        report.add(FAIL, 'config', str(e))
     return report
 
 

@@ -201,3 +201,74 @@ class ReplyFuzzTestCase(test.TestCase):
             stats = self.driver.get_volume_stats(refresh=True)
             self.assertIn(stats['pools'][0]['backend_state'], ('up', 'down'))
             json.dumps(stats)
+
+
+CONFIG_RUNNER = r"""
+import json, sys, traceback, warnings
+warnings.filterwarnings('ignore')
+from cinder_driver.cmd import check
+out = []
+for path in sys.argv[1:]:
+    try:
+        report = check.run([path], 'k2')
+        out.append({'ok': report.ok, 'lines': list(report.lines())})
+    except Exception:
+        out.append({'error': traceback.format_exc()})
+print(json.dumps(out))
+"""
+
+
+class ConfigFuzzTestCase(test.TestCase):
+    """Hostile cinder.conf values, read exactly as cinder-volume reads them.
+
+    One process parses every case (oslo.config's parser is global).
+    """
+
+    def test_every_option_with_nasty_values(self):
+        import os
+        import socket
+        import subprocess
+        import sys
+        import tempfile
+
+        from cinder_driver.common import opts
+
+        with socket.socket() as s:
+            s.bind(('127.0.0.1', 0))
+            closed_port = s.getsockname()[1]
+        rnd = random.Random(10)
+        names = sorted(o.name for _g, group in opts.list_opts()
+                       for o in group)
+        names += ['san_api_port', 'san_ip', 'driver_ssl_cert_path',
+                  'driver_ssl_cert_verify', 'replication_device']
+        tmp = tempfile.mkdtemp()
+        self.addCleanup(__import__('shutil').rmtree, tmp)
+        paths, cases = [], []
+        for name in names:
+            for value in rnd.sample(NASTY, 6):
+                if '\n' in value or '\x00' in value:
+                    continue
+                base = {'volume_driver':
+                        'cinder_driver.k2.driver.K2ISCSIDriver',
+                        'san_ip': '127.0.0.1',
+                        'san_api_port': str(closed_port),
+                        'san_login': 'u', 'san_password': 'pw',
+                        'flash_rest_connect_timeout': '1'}
+                base[name] = value.replace('%', '%%')
+                path = os.path.join(tmp, '%d.conf' % len(paths))
+                with open(path, 'w') as f:
+                    f.write('[k2]\n' + ''.join(
+                        '%s = %s\n' % kv for kv in base.items()))
+                paths.append(path)
+                cases.append((name, value))
+        result = subprocess.run([sys.executable, '-c', CONFIG_RUNNER] + paths,
+                                capture_output=True, text=True, timeout=600)
+        self.assertEqual(0, result.returncode, result.stderr[-2000:])
+        outcomes = json.loads(result.stdout.strip().splitlines()[-1])
+        self.assertEqual(len(cases), len(outcomes))
+        for (name, value), outcome in zip(cases, outcomes):
+            self.assertNotIn('error', outcome, '%s=%r:\n%s' % (
+                name, value, outcome.get('error')))
+            self.assertFalse(outcome['ok'], (name, value))
+            self.assertTrue(any(line.startswith('FAIL')
+                                for line in outcome['lines']), outcome)
