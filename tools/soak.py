@@ -42,22 +42,29 @@ HOSTS = [{'host': 'soak-%d' % n, 'initiator':
 
 class Soak(object):
 
-    def __init__(self, driver, ctx, seed):
+    def __init__(self, driver, ctx, seed, replicated=False):
         from cinder.tests.unit import fake_snapshot
         from cinder.tests.unit import fake_volume
         self.fake_volume, self.fake_snapshot = fake_volume, fake_snapshot
         self.driver, self.ctx = driver, ctx
         self.rnd = random.Random(seed)
         self.volumes, self.snapshots, self.attached = {}, {}, set()
+        # Volumes Cinder marks in error at a failover (they stay on the
+        # lost array) are left alone until the failback.
+        self.stranded = set()
         # What Cinder would hold in an error state, to clean up later as
         # a user or Nova would: errored volumes and snapshots are deleted,
         # failed deletes are retried, failed attaches are detached.
         self.errored = []
         self.counts = collections.Counter()
-        self.types = {dedup: fake_volume.fake_volume_type_obj(
-            ctx, id=self._uuid(), extra_specs={
-                'k2:dedup': 'true' if dedup else 'false'})
-            for dedup in (True, False)}
+        kinds = {'dedup': {'k2:dedup': 'true'},
+                 'nodedup': {'k2:dedup': 'false'}}
+        if replicated:
+            kinds['replicated'] = {'k2:dedup': 'true',
+                                   'replication_enabled': '<is> True'}
+        self.types = {name: fake_volume.fake_volume_type_obj(
+            ctx, id=self._uuid(), extra_specs=specs)
+            for name, specs in kinds.items()}
 
     def _uuid(self):
         return '%08x-0000-4000-8000-%012x' % (self.rnd.getrandbits(32),
@@ -66,11 +73,15 @@ class Soak(object):
     def _volume(self, size):
         vol = self.fake_volume.fake_volume_obj(
             self.ctx, id=self._uuid(), size=size, provider_id=None)
-        vol.volume_type = self.types[self.rnd.random() < 0.7]
+        vol.volume_type = self.types[self.rnd.choice(sorted(self.types))]
         return vol
 
+    def _usable(self, vid):
+        return vid not in self.stranded
+
     def _pick(self, pool, where=lambda item: True):
-        choices = [k for k in sorted(pool) if where(k)]
+        choices = [k for k in sorted(pool) if where(k) and self._usable(
+            k[0] if isinstance(k, tuple) else k)]
         return self.rnd.choice(choices) if choices else None
 
     def _busy(self, vid):
@@ -143,7 +154,8 @@ class Soak(object):
         if vid is None:
             return
         vol = self.volumes[vid]
-        new = self.types[vol.volume_type.extra_specs['k2:dedup'] != 'true']
+        new = self.rnd.choice([t for _n, t in sorted(self.types.items())
+                               if t is not vol.volume_type])
         retyped, update = self.driver.retype(self.ctx, vol, new, {}, {})
         if retyped:
             vol.update(update or {})
@@ -159,7 +171,8 @@ class Soak(object):
 
     def settle(self):
         """Cinder's own follow-ups for what ended in an error state."""
-        for action, obj in self.errored:
+        errored, self.errored = self.errored, []
+        for action, obj in errored:
             try:
                 if action == 'delete':
                     self.driver.delete_volume(obj)
@@ -177,8 +190,9 @@ class Soak(object):
            ('delete_snapshot', 2), ('attach', 3), ('detach', 3),
            ('extend', 1), ('retype', 1), ('delete', 3))
 
-    def run(self, operations):
-        names = [n for n, w in self.OPS for _i in range(w)]
+    def run(self, operations, only=None):
+        names = [n for n, w in self.OPS for _i in range(w)
+                 if only is None or n in only]
         for _n in range(operations):
             name = self.rnd.choice(names)
             try:
@@ -188,13 +202,90 @@ class Soak(object):
                 self.counts[name + ' failed'] += 1
                 self.counts['error: ' + type(e).__name__] += 1
 
+    def _apply(self, updates):
+        for item in updates:
+            vol = self.volumes.get(item['volume_id'])
+            if vol is not None:
+                vol.update({k: v for k, v in item['updates'].items()
+                            if k != 'status'})
+                if item['updates'].get('status') == 'error':
+                    self.stranded.add(vol.id)
+                else:
+                    self.stranded.discard(vol.id)
+
+    def _detach_all(self):
+        for vid, host in sorted(self.attached):
+            if vid not in self.stranded:
+                self.driver.terminate_connection(
+                    self.volumes[vid],
+                    next(h for h in HOSTS if h['host'] == host))
+                self.attached.discard((vid, host))
+
+    def failover(self):
+        # A planned failover: errors are cleaned up and hosts let go of
+        # their LUNs first.
+        self.settle()
+        self._detach_all()
+        _active, updates, _g = self.driver.failover_host(
+            self.ctx, list(self.volumes.values()), 'secondary')
+        self._apply(updates)
+        self.counts['failover: volumes moved'] += sum(
+            1 for u in updates if u['updates'].get('replication_status') ==
+            'failed-over')
+        self.counts['failover: volumes left in error'] += len(self.stranded)
+
+    def failback(self):
+        # Likewise before a failback.
+        self.settle()
+        self._detach_all()
+        _active, updates, _g = self.driver.failover_host(
+            self.ctx, list(self.volumes.values()), 'default')
+        self._apply(updates)
+        errored = sorted(self.stranded)
+        self.counts['failback: volumes back'] += len(updates) - len(errored)
+        # What failed back in error is deleted, as a user would.
+        for vid in errored:
+            self.errored.append(('delete', self.volumes.pop(vid)))
+            self.stranded.discard(vid)
+            self.attached = {a for a in self.attached if a[0] != vid}
+            for sid in [s for s, (_snap, v) in self.snapshots.items()
+                        if v == vid]:
+                self.errored.append(('delete_snapshot',
+                                     self.snapshots.pop(sid)[0]))
+
+    def reconcile_replicas(self, k2):
+        """The secondary holds exactly the copies of replicated volumes."""
+        from cinder_driver.common import naming
+        want = [v for v in self.volumes.values()
+                if v.replication_status == 'enabled']
+        problems = []
+        for resource, key, names in (
+                ('volumes', 'name', {naming.volume_name(v) for v in want}),
+                ('volume_groups', 'name',
+                 {naming.group_name(v) for v in want}),
+                ('replication/sessions', 'name',
+                 {'crs-' + v.name_id for v in want})):
+            have = {o[key] for o in k2.search(resource)
+                    if o.get(key) != 'CTRL'}
+            problems += ['orphan %s on the secondary: %s' % (resource, n)
+                         for n in sorted(have - names)]
+            problems += ['missing %s on the secondary: %s' % (resource, n)
+                         for n in sorted(names - have)]
+        names = {v['id']: v['name'] for v in k2.search('volumes')}
+        for m in k2.search('mappings'):
+            vid = int(m['volume']['ref'].rsplit('/', 1)[1])
+            problems.append('mapping left on the secondary: %s on %s' % (
+                names.get(vid, vid), m['host']['ref']))
+        return problems
+
     def reconcile(self, k2):
         """Differences between the model and the array (empty: none).
 
         Objects are matched by provider_id, the array ids Cinder keeps.
         """
+        from cinder_driver.k2 import adapter
         problems = []
-        ids = {v.id: tuple(int(x) for x in v.provider_id.split('/')[:2])
+        ids = {v.id: adapter._parse(v.provider_id)[0]
                for v in self.volumes.values()}
         volumes = {v['id']: v for v in k2.search('volumes')
                    if v['name'] != 'CTRL'}
@@ -228,7 +319,7 @@ class Soak(object):
         return problems
 
 
-def make_driver(info, ctx):
+def make_driver(info, ctx, replica=None):
     from cinder.volume import configuration
     from cinder.volume import driver as volume_driver
     from oslo_config import cfg
@@ -239,49 +330,111 @@ def make_driver(info, ctx):
     conf = configuration.Configuration(volume_driver.volume_opts,
                                        config_group=group)
     drv = k2_driver.K2ISCSIDriver(configuration=conf, host='soak@k2')
-    for key, value in (('san_ip', host), ('san_api_port', int(port)),
-                       ('san_login', info['user']),
-                       ('san_password', info['password']),
-                       ('driver_ssl_cert_path', info['ca_cert']),
-                       ('flash_rest_retries', 2),
-                       ('flash_rest_retry_backoff', 0.01),
-                       ('flash_rest_read_timeout', 1.0)):
+    options = [('san_ip', host), ('san_api_port', int(port)),
+               ('san_login', info['user']),
+               ('san_password', info['password']),
+               ('driver_ssl_cert_path', info['ca_cert']),
+               ('flash_rest_retries', 2),
+               ('flash_rest_retry_backoff', 0.01),
+               ('flash_rest_read_timeout', 1.0),
+               ('k2_replication_timeout', 60)]
+    if replica is not None:
+        r_host, r_port = replica['k2'][len('https://'):].rsplit(':', 1)
+        options.append(('replication_device', [{
+            'backend_id': 'secondary', 'san_ip': r_host,
+            'san_api_port': r_port, 'san_login': replica['user'],
+            'san_password': replica['password'],
+            'driver_ssl_cert_path': replica['ca_cert']}]))
+    for key, value in options:
         cfg.CONF.set_override(key, value, group=group)
     drv.do_setup(ctx)
     drv.check_for_setup_error()
     return drv
 
 
-def run_soak(info, operations, seed):
-    """Run against a started array; returns (counts, problems, faults)."""
-    import requests
+class _Faults(object):
+    """The fault rules of one array (its /_admin/faults endpoint)."""
 
-    from cinder import context
+    def __init__(self, info):
+        import requests
+        self.url = 'https://%s/_admin/faults' % info['k2'][len('https://'):]
+        self.session = requests.Session()
+        self.session.auth = (info['user'], info['password'])
+        # verify per call: REQUESTS_CA_BUNDLE would override a session's.
+        self.tls = {'verify': info['ca_cert'], 'timeout': 10}
+        self.fired = []
+
+    def on(self):
+        self.session.post(self.url, json=FAULTS,
+                          **self.tls).raise_for_status()
+
+    def off(self):
+        self.fired += self.session.get(self.url, **self.tls).json()
+        self.session.delete(self.url, **self.tls).raise_for_status()
+
+
+def _client(info):
     from cinder_driver.k2 import client as k2_client
+    host, port = info['k2'][len('https://'):].rsplit(':', 1)
+    return k2_client.K2Client(host, info['user'], info['password'],
+                              port=int(port), verify=info['ca_cert'])
+
+
+def run_soak(info, operations, seed, replica=None):
+    """Run against started arrays; returns (counts, problems, faults).
+
+    With ``replica`` (a paired second array) a third of the volumes are
+    replicated, and halfway the backend fails over to it, runs attaches,
+    detaches, extends and deletes there under faults, and fails back.
+    """
+    from cinder import context
 
     ctx = context.get_admin_context()
-    driver = make_driver(info, ctx)
-    admin = 'https://%s/_admin/faults' % info['k2'][len('https://'):]
-    session = requests.Session()
-    session.auth = (info['user'], info['password'])
-    # verify per call: REQUESTS_CA_BUNDLE would override a session's.
-    tls = {'verify': info['ca_cert'], 'timeout': 10}
-    session.post(admin, json=FAULTS, **tls).raise_for_status()
-    soak = Soak(driver, ctx, seed)
-    soak.run(operations)
-    fired = session.get(admin, **tls).json()
-    session.delete(admin, **tls).raise_for_status()
+    driver = make_driver(info, ctx, replica)
+    faults = _Faults(info)
+    soak = Soak(driver, ctx, seed, replicated=replica is not None)
+    if replica is None:
+        faults.on()
+        soak.run(operations)
+        faults.off()
+    else:
+        secondary = _Faults(replica)
+        faults.on()
+        soak.run(operations // 2)
+        faults.off()
+        soak.failover()
+        secondary.on()
+        soak.run(operations // 5, only=('attach', 'detach', 'extend',
+                                        'delete'))
+        secondary.off()
+        soak.failback()
+        faults.on()
+        soak.run(operations - operations // 2 - operations // 5)
+        faults.off()
+        faults.fired += secondary.fired
     soak.settle()
-    host, port = info['k2'][len('https://'):].rsplit(':', 1)
-    k2 = k2_client.K2Client(host, info['user'], info['password'],
-                            port=int(port), verify=info['ca_cert'])
-    return soak.counts, soak.reconcile(k2), fired
+    problems = soak.reconcile(_client(info))
+    if replica is not None:
+        problems += soak.reconcile_replicas(_client(replica))
+    return soak.counts, problems, faults.fired
+
+
+def _start_array(tmp, name, seed):
+    proc = subprocess.Popen(
+        [sys.executable, '-m', 'reference_array', 'serve', '--data-dir',
+         os.path.join(tmp, name), '--iscsi-port', '0', '--fault-seed',
+         str(seed), '--log-file', os.path.join(tmp, name + '.log')],
+        stdout=subprocess.PIPE, text=True)
+    return proc, json.loads(proc.stdout.readline())
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument('--operations', type=int, default=1000)
     parser.add_argument('--seed', type=int, default=1)
+    parser.add_argument('--no-replication', dest='replication',
+                        action='store_false',
+                        help='one array, no failover/failback phase')
     parser.add_argument('--crash-rounds', type=int, default=20,
                         help='kill -9 rounds of the array under writes')
     args = parser.parse_args()
@@ -294,19 +447,23 @@ def main():
         cfg.CONF.set_override('backend_url', 'file://%s/locks' % tmp,
                               group='coordination')
         coordination.COORDINATOR.start()
-        proc = subprocess.Popen(
-            [sys.executable, '-m', 'reference_array', 'serve', '--data-dir',
-             os.path.join(tmp, 'array'), '--iscsi-port', '0',
-             '--fault-seed', str(args.seed), '--log-file',
-             os.path.join(tmp, 'array.log')], stdout=subprocess.PIPE,
-            text=True)
+        procs = []
         try:
-            info = json.loads(proc.stdout.readline())
+            proc, info = _start_array(tmp, 'array', args.seed)
+            procs.append(proc)
+            replica = None
+            if args.replication:
+                from reference_array import pairing
+                proc, replica = _start_array(tmp, 'replica', args.seed)
+                procs.append(proc)
+                pairing.pair(info, replica, 'secondary')
+                pairing.pair(replica, info, 'primary')
             counts, problems, fired = run_soak(info, args.operations,
-                                               args.seed)
+                                               args.seed, replica)
         finally:
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(timeout=60)
+            for proc in procs:
+                proc.send_signal(signal.SIGTERM)
+                proc.wait(timeout=60)
             coordination.COORDINATOR.stop()
     print('operations: %d (seed %d)' % (args.operations, args.seed))
     for key in sorted(counts):
@@ -322,7 +479,7 @@ def main():
             print('  ' + p)
         status = 1
     else:
-        print('array and driver agree: no orphan, nothing missing, no '
+        print('arrays and driver agree: no orphan, nothing missing, no '
               'stray mapping')
     if args.crash_rounds:
         from tools import crash

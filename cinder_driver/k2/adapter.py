@@ -344,7 +344,10 @@ class K2Adapter(groups.GroupOps, replication.ReplicationOps,
         return {'provider_id': self._pid(vg['id'], vol['id'], shared=True)}
 
     def delete_volume(self, volume):
-        if self.replica and self._is_replicated(volume):
+        # A replicated type's create that failed half-way may have left a
+        # session (which keeps its volume group) or a copy on the peer.
+        if self.replica and (self._is_replicated(volume) or
+                             self._specs(volume.volume_type)['replication']):
             self._unreplicate(volume)
         ids = self._volume_ids(volume, required=False)
         if ids is None:

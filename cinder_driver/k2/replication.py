@@ -202,7 +202,7 @@ class ReplicationOps(object):
             'replication_peer_volume_group_name': naming.group_name(volume),
             'remote_replication_session_name': name,
             'rpo': self.replica['rpo']}, name=name)
-        with self._undo_on_error('replication/sessions', session['id']):
+        try:
             self.client.create('replication/peer_volumes', {
                 'local_volume': k2_client.ref('volumes', volume_id),
                 'name': naming.volume_name(volume),
@@ -210,6 +210,15 @@ class ReplicationOps(object):
                                                      session['id'])})
             self.client.update('replication/sessions', session['id'],
                                {'state': 'in_sync'})
+        except Exception:
+            # The peer may already hold the copy (a start whose answer
+            # was lost): both sides go.
+            try:
+                self._unreplicate(volume)
+            except Exception as e:
+                LOG.warning('Cleanup of the replication of volume %(vol)s '
+                            'failed: %(err)s', {'vol': volume.id, 'err': e})
+            raise
         return {'replication_status': fields.ReplicationStatus.ENABLED}
 
     def _unreplicate(self, volume):
@@ -362,6 +371,8 @@ class ReplicationOps(object):
         on_primary = self._by_name(primary, 'replication/sessions', names)
         copies = self._by_name(primary, 'volumes',
                                {naming.volume_name(v) for v in volumes})
+        serving = self._by_name(source, 'volumes',
+                                {naming.volume_name(v) for v in replicated})
         updates, started = [], []
         # All copies back run at once; then each volume is switched over.
         for volume in replicated:
@@ -380,6 +391,13 @@ class ReplicationOps(object):
             try:
                 self._wait_reversed(source, session,
                                     session.get('generation_number', 0))
+                # The secondary's copy goes back to being a read-only
+                # target: no host keeps it mapped.
+                serving_copy = serving.get(naming.volume_name(volume))
+                if serving_copy is not None:
+                    for mapping in source.search('mappings', **{
+                            'volume.ref': '/volumes/%d' % serving_copy['id']}):
+                        source.delete('mappings', mapping['id'])
                 back = on_primary[session_name(volume)]
                 primary.update('replication/sessions', back['id'],
                                {'state': 'failed_over'})

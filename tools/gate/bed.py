@@ -19,6 +19,8 @@ import time
 import urllib.error
 import urllib.request
 
+from reference_array import pairing
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 BIN = os.path.dirname(sys.executable)
@@ -183,8 +185,11 @@ class Bed(object):
         self.replica = self._start_array(
             'array-dr', ['--iscsi-port', str(PORTS['iscsi-dr'])])
         # Pairing is the array administrator's job, done once per pair.
-        _pair(self.array, self.replica, REPLICA_ID)
-        _pair(self.replica, self.array, 'primary')
+        try:
+            pairing.pair(self.array, self.replica, REPLICA_ID)
+            pairing.pair(self.replica, self.array, 'primary')
+        except pairing.PairingError as e:
+            raise BedError(str(e))
 
     def _mariadb(self):
         data = os.path.join(self.dir, 'mysql')
@@ -475,22 +480,6 @@ class Bed(object):
             raise BedError('still listening after down: %s' %
                            ', '.join(left))
         log('down: nothing left running')
-
-
-def _pair(array, peer, name):
-    import requests
-    with open(peer['ca_cert']) as f:
-        ca_pem = f.read()
-    reply = requests.post(
-        array['k2'] + '/api/v2/replication/peer_k2arrays',
-        auth=(array['user'], array['password']), verify=array['ca_cert'],
-        timeout=(5, 60), json={
-            'name': name, 'mgmt_host': peer['k2'][len('https://'):],
-            'username': peer['user'], 'password': peer['password'],
-            'ca_cert': ca_pem})
-    if reply.status_code != 201:
-        raise BedError('pairing %s with %s failed: %s' % (
-            array['k2'], peer['k2'], reply.text))
 
 
 def _http_ok(url):

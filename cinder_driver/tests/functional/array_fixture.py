@@ -137,10 +137,6 @@ class ReferenceArray(fixtures.Fixture):
 
     def pair_with(self, other, name=None):
         """Register ``other`` as this array's replication peer."""
-        with open(other.info['ca_cert']) as f:
-            ca_pem = f.read()
-        host = '%s:%s' % (other.k2_host, other.k2_port)
-        return self.k2_client().create('replication/peer_k2arrays', {
-            'name': name or 'peer-%s' % other.k2_port, 'mgmt_host': host,
-            'username': other.info['user'],
-            'password': other.info['password'], 'ca_cert': ca_pem})
+        from reference_array import pairing
+        return pairing.pair(self.info, other.info,
+                            name or 'peer-%s' % other.k2_port)

@@ -49,9 +49,14 @@ class K2ReplicationTestCase(k2_driver_base.K2DriverTestCase):
     def sync(self, vol):
         """Ask the primary for a cycle now and wait until it is done."""
         k2 = self.array.k2_client()
-        before = self.session(self.array, vol)
-        k2.update('replication/sessions', before['id'], {'state': 'in_sync'})
         deadline = time.monotonic() + SYNC_TIMEOUT
+        # A cycle already shipping may predate what the test just did.
+        before = self.session(self.array, vol)
+        while before['current_snapshot_id'] is not None:
+            self.assertLess(time.monotonic(), deadline)
+            time.sleep(0.05)
+            before = k2.get('replication/sessions', before['id'])
+        k2.update('replication/sessions', before['id'], {'state': 'in_sync'})
         while time.monotonic() < deadline:
             now = k2.get('replication/sessions', before['id'])
             if now['generation_number'] > before['generation_number'] and \

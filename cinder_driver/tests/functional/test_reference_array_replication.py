@@ -54,9 +54,15 @@ class ReplicationPairTestCase(testtools.TestCase):
 
     def cycle(self, k2, session):
         """Ask for a cycle now and wait until one has completed."""
-        before = k2.get(SESSIONS, session['id'])['generation_number']
-        k2.update(SESSIONS, session['id'], {'state': 'in_sync'})
         deadline = time.monotonic() + TIMEOUT
+        # A cycle already shipping may predate what the test just did.
+        now = k2.get(SESSIONS, session['id'])
+        while now['current_snapshot_id'] is not None:
+            self.assertLess(time.monotonic(), deadline)
+            time.sleep(0.05)
+            now = k2.get(SESSIONS, session['id'])
+        before = now['generation_number']
+        k2.update(SESSIONS, session['id'], {'state': 'in_sync'})
         while time.monotonic() < deadline:
             now = k2.get(SESSIONS, session['id'])
             if now['generation_number'] > before and \

@@ -29,3 +29,17 @@ class ShortSoakTestCase(test.TestCase):
         self.assertEqual(0, sum(n for k, n in counts.items()
                                 if k.startswith('follow-up') and
                                 k.endswith('failed')))
+
+    def test_failover_and_failback_under_faults(self):
+        from reference_array import pairing
+        array = self.useFixture(array_fixture.ReferenceArray(
+            args=['--fault-seed', '12']))
+        replica = self.useFixture(array_fixture.ReferenceArray(
+            args=['--fault-seed', '12']))
+        pairing.pair(array.info, replica.info, 'secondary')
+        pairing.pair(replica.info, array.info, 'primary')
+        counts, problems, fired = soak.run_soak(array.info, 150, seed=12,
+                                                replica=replica.info)
+        self.assertEqual([], problems)
+        self.assertGreater(counts['failover: volumes moved'], 0)
+        self.assertGreater(sum(rule['hits'] for rule in fired), 5)

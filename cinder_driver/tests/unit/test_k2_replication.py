@@ -114,9 +114,14 @@ class ReplicatedTestCase(k2_fakes.AdapterTestCase):
                 raise k2_fakes.api_error(500)
             return next(created)
         self.client.create.side_effect = create
+        self.client.find.return_value = {'id': 5}
+        self.secondary.find.return_value = None
         self.assertRaises(flash_exception.ArrayAPIError,
                           self.adapter.create_volume,
                           self.replicated(provider_id=None))
+        # The peer was asked for a copy it may hold: looked for there too.
+        self.secondary.find.assert_any_call(
+            'replication/sessions', name=mock.ANY)
         self.assertEqual([mock.call('replication/sessions', 5),
                           mock.call('volumes', 9),
                           mock.call('volume_groups', 7)],
