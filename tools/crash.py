@@ -83,12 +83,29 @@ def _setup(array):
         'host': client.ref('hosts', host['id'])})['lun']
 
 
-def _qemu_io(url, *commands):
+def _qemu_io(url, *commands, running=None):
+    """Run qemu-io.
+
+    ``running`` (a list) holds the process while it runs, so a round can
+    stop a write the killed array will never answer (libiscsi would keep
+    reconnecting to it).
+    """
     args = ['qemu-io', '-f', 'raw']
     for command in commands:
         args += ['-c', command]
-    return subprocess.run(args + [url], capture_output=True, text=True,
-                          timeout=120)
+    proc = subprocess.Popen(args + [url], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    if running is not None:
+        running.append(proc)
+    try:
+        out, err = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+    finally:
+        if running is not None:
+            running.remove(proc)
+    return subprocess.CompletedProcess(args, proc.returncode, out, err)
 
 
 def verify(url, written):
@@ -116,6 +133,7 @@ def run_rounds(data_dir, rounds, seed=1):
         for number in range(rounds):
             url = array.url(lun)
             stop = threading.Event()
+            running = []
 
             def writer():
                 while not stop.is_set():
@@ -128,7 +146,8 @@ def run_rounds(data_dir, rounds, seed=1):
                     used.add(slot)
                     pattern = rnd.randrange(1, 256)
                     result = _qemu_io(url, 'write -P %d %d %d' % (
-                        pattern, slot * BLOCK, BLOCK), 'flush')
+                        pattern, slot * BLOCK, BLOCK), 'flush',
+                        running=running)
                     output = (result.stdout + result.stderr).lower()
                     if result.returncode != 0 or 'failed' in output or \
                             'error' in output:
@@ -139,6 +158,9 @@ def run_rounds(data_dir, rounds, seed=1):
             time.sleep(rnd.uniform(1.0, 3.0))
             array.kill()
             stop.set()
+            # The write in flight was not acknowledged: no need to wait.
+            for proc in list(running):
+                proc.kill()
             thread.join(timeout=180)
             array.start()
             # Every write acknowledged so far, in any round, reads back.
