@@ -82,6 +82,46 @@ def volume_specs(volume_type, replication_ok=False):
     return {'dedup': dedup, 'replication': replication}
 
 
+def _qos_of(volume_type):
+    """(consumer, specs) of a volume type's QoS specs, or None."""
+    if isinstance(volume_type, dict):
+        qos_id = volume_type.get('qos_specs_id')
+        if not qos_id:
+            return None
+        from cinder import context
+        from cinder.volume import qos_specs
+        found = qos_specs.get_qos_specs(context.get_admin_context(), qos_id)
+        return found['consumer'], dict(found['specs'] or {})
+    if volume_type is None or not getattr(volume_type, 'qos_specs_id',
+                                          None):
+        return None
+    found = volume_type.qos_specs
+    return (found.consumer, dict(found.specs or {})) if found else None
+
+
+def _refuse_backend_qos(volume_type):
+    """QoS for the array cannot be honoured: say so, create nothing.
+
+    The K2 REST API v2 documents no QoS; front-end specs (applied by the
+    hypervisor) are fine.
+    """
+    qos = _qos_of(volume_type)
+    if qos and qos[0] in ('back-end', 'both') and qos[1]:
+        raise exception.InvalidVolumeType(reason=_(
+            'QoS specs %(keys)s (consumer %(consumer)s) cannot be applied: '
+            'K2 arrays have no QoS; use consumer front-end') % {
+                'keys': ', '.join('%s=%s' % kv for kv in sorted(
+                    qos[1].items())), 'consumer': qos[0]})
+
+
+def _type_replicated(volume_type):
+    """Whether a type asks for replication; never raises (for deletes)."""
+    try:
+        return volume_specs(volume_type, replication_ok=True)['replication']
+    except exception.InvalidVolumeType:
+        return False
+
+
 OWNER_PREFIX = 'cinder:'
 
 
@@ -226,6 +266,7 @@ class K2Adapter(groups.GroupOps, replication.ReplicationOps,
                     reason=_('the array has no FC target port'))
 
     def _specs(self, volume_type):
+        _refuse_backend_qos(volume_type)
         return volume_specs(volume_type, replication_ok=bool(self.replica))
 
     def _type_dedup(self, volume_type):
@@ -347,7 +388,7 @@ class K2Adapter(groups.GroupOps, replication.ReplicationOps,
         # A replicated type's create that failed half-way may have left a
         # session (which keeps its volume group) or a copy on the peer.
         if self.replica and (self._is_replicated(volume) or
-                             self._specs(volume.volume_type)['replication']):
+                             _type_replicated(volume.volume_type)):
             self._unreplicate(volume)
         ids = self._volume_ids(volume, required=False)
         if ids is None:

@@ -71,6 +71,26 @@ class K2VolumeTestCase(k2_driver_base.K2DriverTestCase):
                                   if not s.startswith('GET')], specs)
         self.assertEqual([], self.array.k2_client().search('volume_groups'))
 
+    def test_backend_qos_is_refused_frontend_qos_is_fine(self):
+        from cinder import objects
+        for consumer, refused in (('back-end', True), ('both', True),
+                                  ('front-end', False)):
+            vtype = self.volume_type()
+            vtype.qos_specs_id = '1e0d2c3b-4a59-4c6f-8e71-0a1b2c3d4e5f'
+            vtype.qos_specs = objects.QualityOfServiceSpecs(
+                consumer=consumer, specs={'total_iops_sec': '1000'})
+            vol = self.volume(vtype=vtype)
+            if refused:
+                _r, sent = self.count(self.assertRaises,
+                                      exception.InvalidVolumeType,
+                                      self.driver.create_volume, vol)
+                self.assertEqual([], sent)
+            else:
+                vol.update(self.driver.create_volume(vol))
+                self.assertIsNotNone(self.array_volume(vol))
+        self.assertEqual(1, len(self.array.k2_client().search(
+            'volume_groups')))
+
     def test_failed_volume_create_leaves_no_group(self):
         vol = self.volume(size=100000)
         self.assertRaises(exception.VolumeBackendAPIException,

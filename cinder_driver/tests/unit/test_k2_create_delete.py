@@ -80,3 +80,33 @@ class CreateDeleteTestCase(k2_fakes.AdapterTestCase):
         self.assertRaises(exception.VolumeNotFound,
                           self.adapter.extend_volume,
                           self.volume(provider_id=None), 2)
+
+
+class QoSTestCase(k2_fakes.AdapterTestCase):
+
+    def typed(self, consumer, specs):
+        from cinder import objects
+        vol = self.volume(provider_id=None)
+        vol.volume_type.qos_specs_id = '1e0d2c3b-4a59-4c6f-8e71-0a1b2c3d4e5f'
+        vol.volume_type.qos_specs = objects.QualityOfServiceSpecs(
+            consumer=consumer, specs=specs)
+        return vol
+
+    def test_backend_qos_is_refused_before_anything_is_created(self):
+        vol = self.typed('back-end', {'total_iops_sec': '99999999'})
+        e = self.assertRaises(exception.InvalidVolumeType,
+                              self.adapter.create_volume, vol)
+        self.assertIn('total_iops_sec=99999999', str(e))
+        self.client.create.assert_not_called()
+
+    def test_frontend_qos_is_the_hypervisor_s(self):
+        self.client.create.side_effect = [{'id': 7}, {'id': 9}]
+        vol = self.typed('front-end', {'total_iops_sec': '500'})
+        self.assertEqual({'provider_id': '7/9'},
+                         self.adapter.create_volume(vol))
+
+    def test_delete_ignores_qos(self):
+        vol = self.typed('both', {'read_iops_sec': '5'})
+        vol.provider_id = '7/9'
+        self.adapter.delete_volume(vol)
+        self.client.delete.assert_any_call('volumes', 9)
