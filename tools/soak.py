@@ -35,7 +35,8 @@ FAULTS = [
     for kind, fraction, extra in (
         ('busy', 0.03, {}), ('status', 0.02, {'status': 503}),
         ('status', 0.02, {'status': 500}), ('drop', 0.02, {}),
-        ('latency', 0.01, {'seconds': 1.5}))]
+        ('latency', 0.01, {'seconds': 1.5}),
+        ('restart', 0.003, {'seconds': 0.5}))]
 HOSTS = [{'host': 'soak-%d' % n, 'initiator':
           'iqn.2026-11.io.cinder-flash:soak-%d' % n} for n in range(3)]
 

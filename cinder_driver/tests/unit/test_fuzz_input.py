@@ -52,6 +52,27 @@ class SpecFuzzTestCase(test.TestCase):
                     continue
                 self.assertIsInstance(result['dedup'], bool)
 
+    def test_qos_specs(self):
+        from cinder import objects
+        rnd = random.Random(11)
+        for _n in range(ROUNDS):
+            vtype = fake_volume.fake_volume_type_obj(
+                context.get_admin_context(), id=uuidutils.generate_uuid())
+            vtype.qos_specs_id = uuidutils.generate_uuid()
+            consumer = rnd.choice(['back-end', 'front-end', 'both'])
+            specs = {rnd.choice(['total_iops_sec', 'maxIOPS', '',
+                                 'read_bytes_sec', '\u00e9']):
+                     rnd.choice(NASTY) for _k in range(rnd.randint(0, 3))}
+            vtype.qos_specs = objects.QualityOfServiceSpecs(
+                consumer=consumer, specs=specs)
+            try:
+                adapter._refuse_backend_qos(vtype)
+            except exception.InvalidVolumeType as e:
+                self.assertNotEqual('front-end', consumer)
+                self.assertIn(consumer, str(e))
+                continue
+            self.assertTrue(consumer == 'front-end' or not specs)
+
     def test_replication_devices(self):
         rnd = random.Random(8)
         keys = sorted(replication.DEVICE_KEYS) + ['colour', '']
