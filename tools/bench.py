@@ -24,7 +24,6 @@ import os
 import random
 import re
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -38,6 +37,7 @@ sys.path.insert(0, ROOT)
 warnings.filterwarnings('ignore', message=r'\s*Eventlet is deprecated')
 
 from cinder_driver.k2 import client as k2_client  # noqa: E402
+from reference_array import launch  # noqa: E402
 
 MIB = 1 << 20
 KIB_PER_GIB = 1 << 20
@@ -49,13 +49,10 @@ class Array(object):
 
     def __init__(self, capacity_gib=2048):
         self.dir = tempfile.mkdtemp(prefix='bench-array-')
-        self.proc = subprocess.Popen(
-            [sys.executable, '-m', 'reference_array', 'serve', '--data-dir',
-             self.dir, '--iscsi-port', '0', '--capacity-gib',
-             str(capacity_gib), '--log-file',
-             os.path.join(self.dir, 'array.log')],
-            stdout=subprocess.PIPE, text=True)
-        self.info = json.loads(self.proc.stdout.readline())
+        self.process = launch.ArrayProcess(self.dir, [
+            '--iscsi-port', '0', '--capacity-gib', str(capacity_gib)])
+        self.info = self.process.start()
+        self.proc = self.process.proc
         url = parse.urlsplit(self.info['k2'])
         self.k2 = k2_client.K2Client(url.hostname, self.info['user'],
                                      self.info['password'], port=url.port,
@@ -96,8 +93,7 @@ class Array(object):
         return 0.0
 
     def stop(self):
-        self.proc.send_signal(signal.SIGTERM)
-        self.proc.wait(timeout=60)
+        self.process.stop(timeout=60)
         shutil.rmtree(self.dir, ignore_errors=True)
 
 

@@ -10,7 +10,6 @@ acknowledged so far, in this round and all earlier ones.
 import json
 import os
 import random
-import signal
 import subprocess
 import sys
 import threading
@@ -19,39 +18,18 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from reference_array import launch  # noqa: E402
+
 INITIATOR = 'iqn.2026-11.io.cinder-flash:crash'
 BLOCK = 64 * 1024
 VOLUME_GIB = 1
 
 
-class Array(object):
+class Array(launch.ArrayProcess):
+    """The array under test, with the pieces a crash round needs."""
 
     def __init__(self, data_dir):
-        self.data_dir = data_dir
-        self.proc = None
-        self.info = None
-
-    def start(self):
-        self.proc = subprocess.Popen(
-            [sys.executable, '-m', 'reference_array', 'serve',
-             '--data-dir', self.data_dir, '--iscsi-port', '0',
-             '--log-file', os.path.join(self.data_dir, 'array.log')],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        line = self.proc.stdout.readline()
-        if not line:
-            raise RuntimeError('the array did not start')
-        self.info = json.loads(line)
-
-    def kill(self):
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait()
-        self.proc.stdout.close()
-
-    def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            self.proc.wait(timeout=60)
-            self.proc.stdout.close()
+        super().__init__(data_dir, ['--iscsi-port', '0'])
 
     def client(self):
         from cinder_driver.k2 import client

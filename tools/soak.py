@@ -16,11 +16,8 @@ acknowledged as durable reads back.
 
 import argparse
 import collections
-import json
 import os
 import random
-import signal
-import subprocess
 import sys
 import tempfile
 import warnings
@@ -86,8 +83,11 @@ class Soak(object):
         return self.rnd.choice(choices) if choices else None
 
     def _busy(self, vid):
+        # As in Cinder, a snapshot in error still holds its volume.
         return (any(v == vid for v, _h in self.attached) or
-                any(s[1] == vid for s in self.snapshots.values()))
+                any(s[1] == vid for s in self.snapshots.values()) or
+                any(action == 'delete_snapshot' and obj.volume_id == vid
+                    for action, obj in self.errored))
 
     # -- operations: each changes the model only when it succeeded --------
     def op_create(self):
@@ -421,12 +421,12 @@ def run_soak(info, operations, seed, replica=None):
 
 
 def _start_array(tmp, name, seed):
-    proc = subprocess.Popen(
-        [sys.executable, '-m', 'reference_array', 'serve', '--data-dir',
-         os.path.join(tmp, name), '--iscsi-port', '0', '--fault-seed',
-         str(seed), '--log-file', os.path.join(tmp, name + '.log')],
-        stdout=subprocess.PIPE, text=True)
-    return proc, json.loads(proc.stdout.readline())
+    from reference_array import launch
+    array = launch.ArrayProcess(
+        os.path.join(tmp, name), ['--iscsi-port', '0', '--fault-seed',
+                                  str(seed)],
+        os.path.join(tmp, name + '.log'))
+    return array, array.start()
 
 
 def main():
@@ -462,9 +462,8 @@ def main():
             counts, problems, fired = run_soak(info, args.operations,
                                                args.seed, replica)
         finally:
-            for proc in procs:
-                proc.send_signal(signal.SIGTERM)
-                proc.wait(timeout=60)
+            for array in procs:
+                array.stop()
             coordination.COORDINATOR.stop()
     print('operations: %d (seed %d)' % (args.operations, args.seed))
     for key in sorted(counts):

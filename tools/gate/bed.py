@@ -19,6 +19,7 @@ import time
 import urllib.error
 import urllib.request
 
+from reference_array import launch
 from reference_array import pairing
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -162,19 +163,17 @@ class Bed(object):
                        check=True)
 
     def _start_array(self, name, extra):
-        data = os.path.join(self.dir, name)
-        proc = subprocess.Popen(
-            [sys.executable, '-m', 'reference_array', 'serve', '--data-dir',
-             data, '--log-file', os.path.join(self.logs, name + '.log'),
-             '--capacity-gib', '2048', '--name', name] + extra,
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            stdin=subprocess.DEVNULL, text=True, start_new_session=True)
-        self._record(name, proc.pid)
-        line = proc.stdout.readline()
-        if not line:
-            raise BedError('reference array %s did not start:\n%s' % (
-                name, tail(os.path.join(self.logs, name + '.log'))))
-        info = json.loads(line)
+        array = launch.ArrayProcess(
+            os.path.join(self.dir, name),
+            ['--capacity-gib', '2048', '--name', name] + extra,
+            os.path.join(self.logs, name + '.log'), detach=True)
+        try:
+            info = array.start()
+        except launch.ArrayProcessError as e:
+            raise BedError('reference array %s: %s' % (name, e))
+        finally:
+            if array.proc is not None:
+                self._record(name, array.pid)
         with open(os.path.join(self.dir, name + '.json'), 'w') as f:
             json.dump(info, f)
         log('reference array %s at %s' % (name, info['k2']))

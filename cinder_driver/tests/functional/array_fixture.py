@@ -1,21 +1,13 @@
 """Run a reference array process for a test and stop it afterwards."""
 
-import json
 import os
-import selectors
-import signal
-import subprocess
-import sys
-import time
 from urllib import parse
 
 import fixtures
 
-START_TIMEOUT = 60
+from reference_array import launch
 
-
-class ArrayProcessError(Exception):
-    pass
+ArrayProcessError = launch.ArrayProcessError
 
 
 class ReferenceArray(fixtures.Fixture):
@@ -27,8 +19,15 @@ class ReferenceArray(fixtures.Fixture):
         if '--iscsi-port' not in self.args:
             # Tests run side by side: never the fixed default port.
             self.args += ['--iscsi-port', '0']
-        self.proc = None
-        self.info = None
+        self.process = None
+
+    @property
+    def proc(self):
+        return self.process.proc if self.process else None
+
+    @property
+    def info(self):
+        return self.process.info if self.process else None
 
     def _setUp(self):
         if self.data_dir is None:
@@ -37,59 +36,14 @@ class ReferenceArray(fixtures.Fixture):
         self.start()
         self.addCleanup(self.stop)
 
-    def _log_tail(self):
-        try:
-            with open(self.log_file) as f:
-                return ''.join(f.readlines()[-20:])
-        except OSError:
-            return ''
-
     def start(self):
-        cmd = [sys.executable, '-m', 'reference_array', 'serve',
-               '--data-dir', self.data_dir, '--log-file', self.log_file,
-               '--debug'] + self.args
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True)
-        sel = selectors.DefaultSelector()
-        sel.register(self.proc.stdout, selectors.EVENT_READ)
-        deadline = time.monotonic() + START_TIMEOUT
-        try:
-            while True:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    self.proc.kill()
-                    self.proc.wait()
-                    raise ArrayProcessError(
-                        'array did not start in %ss; log:\n%s' % (
-                            START_TIMEOUT, self._log_tail()))
-                if sel.select(timeout=min(left, 0.5)):
-                    line = self.proc.stdout.readline()
-                    if line:
-                        self.info = json.loads(line)
-                        return self.info
-                if self.proc.poll() is not None:
-                    raise ArrayProcessError(
-                        'array exited with %s: %s\n%s' % (
-                            self.proc.returncode, self.proc.stderr.read(),
-                            self._log_tail()))
-        finally:
-            sel.close()
+        self.process = launch.ArrayProcess(
+            self.data_dir, ['--debug'] + self.args, self.log_file)
+        return self.process.start()
 
     def stop(self):
         """SIGTERM and wait; returns the exit code."""
-        if self.proc is None or self.proc.poll() is not None:
-            return None if self.proc is None else self.proc.returncode
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            code = self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-            raise ArrayProcessError('array ignored SIGTERM for 30 s')
-        finally:
-            self.proc.stdout.close()
-            self.proc.stderr.close()
-        return code
+        return self.process.stop() if self.process else None
 
     @property
     def k2_host(self):
