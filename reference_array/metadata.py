@@ -29,9 +29,6 @@ class MetadataStore(object):
     def __init__(self, path):
         self._db = sqlite3.connect(path, isolation_level=None,
                                    check_same_thread=False)
-        # Compressed 16 KiB chunks fit one large page instead of a chain
-        # of overflow pages (takes effect when the database is created).
-        self._db.execute('PRAGMA page_size=16384')
         self._db.execute('PRAGMA journal_mode=WAL')
         self._db.execute('PRAGMA synchronous=FULL')
         self._db.executescript(SCHEMA)
