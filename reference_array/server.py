@@ -34,7 +34,8 @@ def _load_or_create_config(data_dir, args):
         config = {
             'system_id': system_id,
             'name': args.name or 'ref-%s' % system_id[:6],
-            'users': {'admin': secrets.token_urlsafe(18)},
+            # No leading '-': the password may be passed on command lines.
+            'users': {'admin': 'p' + secrets.token_urlsafe(18)},
             'capacity_gib': args.capacity_gib or DEFAULT_CAPACITY_GIB,
         }
     if args.user and args.password:

@@ -35,6 +35,11 @@ BACKENDS = (BACKEND, 'k2-fc')
 REPLICA_ID = 'dr'
 
 
+def _password():
+    # Never a leading "-": command lines would read it as an option.
+    return 'p' + secrets.token_urlsafe(18)
+
+
 class BedError(Exception):
     pass
 
@@ -75,7 +80,7 @@ class Bed(object):
             with open(self.secrets_file) as f:
                 return json.load(f)
         except (OSError, ValueError):
-            return {name: secrets.token_urlsafe(18) for name in SECRETS}
+            return {name: _password() for name in SECRETS}
 
     def _save_secrets(self):
         fd = os.open(self.secrets_file, os.O_WRONLY | os.O_CREAT |
@@ -131,7 +136,7 @@ class Bed(object):
                                '127.0.0.1' % (port, name))
         shutil.rmtree(self.dir, ignore_errors=True)
         os.makedirs(self.logs)
-        self.passwords = {name: secrets.token_urlsafe(18) for name in SECRETS}
+        self.passwords = {name: _password() for name in SECRETS}
         self._save_secrets()
         started = time.monotonic()
         try:
