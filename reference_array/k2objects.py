@@ -69,6 +69,15 @@ def bad(message):
     return k2api.error(400, message)
 
 
+def check_fields(writable, resource, body, action):
+    """Refuse fields the ``writable`` table does not allow for ``action``."""
+    allowed = writable[resource][action]
+    unknown = sorted(set(body) - set(allowed))
+    if unknown:
+        raise bad('unknown or read-only field(s) for %s %s: %s' % (
+            action, resource, ', '.join(unknown)))
+
+
 def public(obj):
     return {k: v for k, v in obj.items() if not k.startswith('_')}
 
@@ -121,11 +130,7 @@ class K2Objects(object):
 
     # -- helpers -------------------------------------------------------------
     def _check_fields(self, resource, body, action):
-        allowed = WRITABLE[resource][action]
-        unknown = sorted(set(body) - set(allowed))
-        if unknown:
-            raise bad('unknown or read-only field(s) for %s %s: %s' % (
-                action, resource, ', '.join(unknown)))
+        check_fields(WRITABLE, resource, body, action)
 
     def _deref(self, body, field, resources):
         value = body.get(field)

@@ -72,11 +72,7 @@ class PeerError(Exception):
 
 
 def _check_fields(resource, body, action):
-    allowed = WRITABLE[resource][action]
-    unknown = sorted(set(body) - set(allowed))
-    if unknown:
-        raise k2objects.bad('unknown or read-only field(s) for %s %s: %s' % (
-            action, resource, ', '.join(unknown)))
+    k2objects.check_fields(WRITABLE, resource, body, action)
 
 
 def _ref(resource, obj):

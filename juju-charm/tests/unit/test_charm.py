@@ -14,7 +14,8 @@ import charm
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
-PASSWORD = 's3cret-Pa55word'
+# A made-up value the tests look for in logs and status.
+PASSWORD = 'test-only-not-a-secret'
 K2 = {'backend-type': 'k2', 'protocol': 'iscsi', 'san-ip': '192.0.2.10'}
 
 
