@@ -20,6 +20,15 @@ def main(argv=None):
                             '(default 127.0.0.1)')
     serve.add_argument('--k2-port', type=int, default=0,
                        help='K2 REST port (default: any free port)')
+    serve.add_argument('--linstor-port', type=int, default=0,
+                       help='LINSTOR REST port (default: any free port)')
+    serve.add_argument('--linstor-tls', action='store_true',
+                       help='serve LINSTOR REST over HTTPS (default: plain '
+                            'HTTP, as a LINSTOR controller does)')
+    serve.add_argument('--linstor-local-node', metavar='NAME',
+                       help='name of the diskless LINSTOR node that stands '
+                            'for this machine on first start (default: '
+                            'the host name)')
     serve.add_argument('--iscsi-port', type=int, default=3260,
                        help='iSCSI portal port (default 3260; 0: any free '
                             'port)')

@@ -416,6 +416,25 @@ class Engine(object):
         return {'physical': rows['physical'], 'logical': rows['logical'],
                 'stored_raw': rows['stored_raw']}
 
+    def usage(self, layers):
+        """(logical, physical) bytes the maps of ``layers`` hold.
+
+        A chunk shared by several of the layers counts once physically.
+        """
+        if not layers:
+            return 0, 0
+        marks = ','.join('?' * len(layers))
+        with self.lock:
+            logical = self.db.execute(
+                'SELECT COALESCE(SUM(c.raw), 0) FROM maps m JOIN chunks c '
+                'ON c.id = m.chunk WHERE m.layer IN (%s)' % marks,
+                list(layers)).fetchone()[0]
+            physical = self.db.execute(
+                'SELECT COALESCE(SUM(length(data)), 0) FROM chunks WHERE id '
+                'IN (SELECT chunk FROM maps WHERE layer IN (%s))' % marks,
+                list(layers)).fetchone()[0]
+        return logical, physical
+
     def layer_written(self, layer):
         """Bytes of data this layer holds itself (not its ancestors)."""
         with self.lock:

@@ -70,6 +70,8 @@ class Exports(object):
         self.engine = engine
         self.iqn = iqn
         self.system_id = system_id
+        # The LINSTOR dialect's model: its nodes' emulated devices.
+        self.linstor = None
 
     def generation(self):
         return self.store.generation
@@ -87,6 +89,10 @@ class Exports(object):
 
     def resolve(self, initiator):
         """{lun number: LUN} mapped to the initiator's host."""
+        if self.linstor is not None:
+            luns = self.linstor.luns(initiator)
+            if luns:
+                return luns
         host_ref = self._host_of(initiator)
         if host_ref is None:
             return {}

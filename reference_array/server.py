@@ -5,6 +5,7 @@ import logging
 import os
 import secrets
 import signal
+import socket
 import threading
 import uuid
 
@@ -15,6 +16,8 @@ from reference_array import httpd
 from reference_array import iscsi
 from reference_array import k2api
 from reference_array import k2model
+from reference_array import linstorapi
+from reference_array import linstormodel
 from reference_array import metadata
 from reference_array import replication
 from reference_array import tlsutil
@@ -42,6 +45,10 @@ def _load_or_create_config(data_dir, args):
         config['users'][args.user] = args.password
     if args.capacity_gib:
         config['capacity_gib'] = args.capacity_gib
+    if 'linstor_nodes' not in config:
+        config['linstor_nodes'] = linstormodel.default_nodes(
+            getattr(args, 'linstor_local_node', None) or
+            socket.gethostname())
     tmp = path + '.tmp'
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, 'w') as f:
@@ -102,6 +109,19 @@ class Array(object):
         self.exports = exports_mod.Exports(self.store, self.engine,
                                            system['iqn'],
                                            self.config['system_id'])
+        self.linstor = linstormodel.LinstorModel(
+            self.store, self.engine, self.config['system_id'],
+            self.config['linstor_nodes'], system['total_kib'])
+        self.exports.linstor = self.linstor
+        lcert = lkey = None
+        if getattr(args, 'linstor_tls', False):
+            lcert, lkey = tlsutil.ensure_certificate(
+                self.data_dir, hosts=(host, 'localhost'))
+        self.linstor_server = httpd.JSONServer(
+            linstorapi.LinstorAPI(self.linstor), host,
+            getattr(args, 'linstor_port', 0) or 0, lcert, lkey,
+            request_log=os.path.join(self.data_dir, 'linstor-requests.log'),
+            faults=self.faults)
         self.target = iscsi.Target(self.exports, host, args.iscsi_port)
         self._stopped = threading.Event()
 
@@ -130,6 +150,7 @@ class Array(object):
             else 'admin'
         return {
             'k2': self.k2_server.url,
+            'linstor': self.linstor_server.url,
             'iscsi_portal': '%s:%d' % (self.target.host, self.target.port),
             'iqn': self.exports.iqn,
             'user': user,
@@ -142,6 +163,7 @@ class Array(object):
     def start(self):
         self.target.start()
         self.k2_server.start()
+        self.linstor_server.start()
         self.replication.start()
 
     def stop(self):
@@ -150,6 +172,7 @@ class Array(object):
         self._stopped.set()
         self.replication.stop()
         self.k2_server.stop()
+        self.linstor_server.stop()
         self.target.stop()
         self.engine.flush()
         self.store.close()

@@ -16,7 +16,11 @@ MAX_INT = 2 ** 53
 
 
 class Spec(object):
-    """One extra-spec key: ``kind`` is bool, int or a tuple of choices."""
+    """One extra-spec key.
+
+    ``kind`` is bool, int, str (any non-empty text), list (comma-separated
+    non-empty items) or a tuple of choices.
+    """
 
     def __init__(self, key, kind, default=None, minimum=None, maximum=None,
                  help=''):
@@ -54,6 +58,16 @@ class Spec(object):
             if not low <= number <= high:
                 raise self._invalid(value, 'expected %s to %s' % (low, high))
             return number
+        if self.kind is str:
+            if not text:
+                raise self._invalid(value, 'expected a non-empty value')
+            return text
+        if self.kind is list:
+            items = [item.strip() for item in text.split(',')]
+            if not text or not all(items):
+                raise self._invalid(value, 'expected a comma-separated '
+                                    'list of non-empty items')
+            return items
         if text not in self.kind:
             raise self._invalid(value, 'expected one of %s' %
                                 ', '.join(self.kind))

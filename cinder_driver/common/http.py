@@ -168,11 +168,9 @@ class RestSession(object):
             return self._fail(exception.ArrayAuthError, method, path,
                               user=self.username, status_code=status,
                               status=status)
-        text = None
-        if isinstance(payload, dict):
-            text = payload.get('_text')
-            if text is None:
-                text = self._error_text(payload)
+        text = payload.get('_text') if isinstance(payload, dict) else None
+        if text is None and payload is not None:
+            text = self._error_text(payload)
         reason = 'HTTP %s %s' % (status, resp.reason or '')
         if text:
             reason += ': %s' % _snippet(text)

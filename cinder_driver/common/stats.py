@@ -18,15 +18,19 @@ def reduction_ratio(logical, physical):
 
 
 def capacity(total_kib, free_kib, provisioned_kib, configuration,
-             auto_ratio=None):
+             auto_ratio=None, thin=True):
     """Pool capacity keys Cinder's scheduler reads.
 
     ``auto_ratio``: the over-subscription ratio to report instead of the
     configured one (the array's data-reduction figure), or None.
+    ``thin``: whether the pool allocates on write; a thick pool reports
+    no over-subscription.
     """
     ratio = configuration.safe_get('max_over_subscription_ratio')
     if auto_ratio is not None:
         ratio = max(auto_ratio, 1.0)
+    if not thin:
+        ratio = 1.0
     return {
         'total_capacity_gb': gib(total_kib),
         'free_capacity_gb': gib(free_kib),
@@ -34,6 +38,6 @@ def capacity(total_kib, free_kib, provisioned_kib, configuration,
         'reserved_percentage': configuration.safe_get(
             'reserved_percentage') or 0,
         'max_over_subscription_ratio': ratio,
-        'thin_provisioning_support': True,
-        'thick_provisioning_support': False,
+        'thin_provisioning_support': bool(thin),
+        'thick_provisioning_support': not thin,
     }

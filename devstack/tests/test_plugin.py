@@ -95,11 +95,11 @@ class PluginTestCase(unittest.TestCase):
         section = dict(self.ini('CINDER_CONF')['drbd-1'])
         self.assertEqual({
             'volume_driver': 'cinder_driver.linstor.driver.'
-                             'LinstorDRBDDriver',
+                             'LinstorDrbdDriver',
             'volume_backend_name': 'drbd-1',
             'linstor_uris': 'linstor://10.0.0.1',
-            'linstor_default_storage_pool_name': 'DfltStorPool',
-            'linstor_autoplace_count': '2'}, section)
+            'linstor_storage_pool': 'DfltStorPool',
+            'linstor_placement_count': '2'}, section)
 
     def test_bad_settings_stop_the_run(self):
         result = self.run_plugin('configure', check=False,

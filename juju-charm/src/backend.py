@@ -12,7 +12,7 @@ import urllib.parse
 DRIVERS = {
     ('k2', 'iscsi'): 'cinder_driver.k2.driver.K2ISCSIDriver',
     ('k2', 'fc'): 'cinder_driver.k2.driver.K2FCDriver',
-    ('linstor', 'drbd'): 'cinder_driver.linstor.driver.LinstorDRBDDriver',
+    ('linstor', 'drbd'): 'cinder_driver.linstor.driver.LinstorDrbdDriver',
     ('linstor', 'iscsi'): 'cinder_driver.linstor.driver.LinstorISCSIDriver',
 }
 BACKEND_TYPES = sorted({kind for kind, _p in DRIVERS})
@@ -157,8 +157,8 @@ def _linstor(config, credentials):
     if not pool:
         raise ConfigError('linstor-storage-pool is required for linstor')
     pairs = [['linstor_uris', ','.join(uris)],
-             ['linstor_autoplace_count', str(count)],
-             ['linstor_default_storage_pool_name', pool]]
+             ['linstor_placement_count', str(count)],
+             ['linstor_storage_pool', pool]]
     creds = _credentials('credentials', credentials, False)
     if creds:
         pairs += [['linstor_username', creds[0]],

@@ -89,6 +89,25 @@ class ReferenceArray(fixtures.Fixture):
             verify=self.info['ca_cert'] if verify is None else verify,
             connect_timeout=5, read_timeout=30, retries=retries)
 
+    @property
+    def linstor_url(self):
+        return self.info['linstor']
+
+    def linstor_requests(self):
+        """LINSTOR requests served so far, as 'METHOD path' lines."""
+        path = os.path.join(self.data_dir, 'linstor-requests.log')
+        if not os.path.exists(path):
+            return []
+        with open(path) as f:
+            return [' '.join(line.split()[:2]) for line in f]
+
+    def linstor(self, method, path, body=None, params=None):
+        """(status, decoded reply) of one raw LINSTOR call."""
+        import requests
+        resp = requests.request(method, self.linstor_url + path, json=body,
+                                params=params, timeout=30)
+        return resp.status_code, (resp.json() if resp.content else None)
+
     def pair_with(self, other, name=None):
         """Register ``other`` as this array's replication peer."""
         from reference_array import pairing

@@ -149,21 +149,21 @@ class CharmTestCase(unittest.TestCase):
                   'linstor-uris': 'linstor://10.0.0.1, http://ctl:3370',
                   'linstor-placement-count': 3}
         self.check_result = (1, 'FAIL  config  volume_driver=cinder_driver.'
-                                'linstor.driver.LinstorDRBDDriver is not a '
+                                'linstor.driver.LinstorDrbdDriver is not a '
                                 'cinder-flash driver\n')
         out, data = self.run_config(config)
         pairs = dict(self.sections(data)['k2-prod'])
         self.assertEqual((
-            'cinder_driver.linstor.driver.LinstorDRBDDriver',
+            'cinder_driver.linstor.driver.LinstorDrbdDriver',
             'linstor://10.0.0.1,http://ctl:3370', '3', 'DfltStorPool'), (
             pairs['volume_driver'], pairs['linstor_uris'],
-            pairs['linstor_autoplace_count'],
-            pairs['linstor_default_storage_pool_name']))
+            pairs['linstor_placement_count'],
+            pairs['linstor_storage_pool']))
         self.assertNotIn('linstor_password', pairs)
         # Honest status: what the installed package says about it.
         self.assertEqual(testing.BlockedStatus(
             'check failed: config volume_driver=cinder_driver.linstor.'
-            'driver.LinstorDRBDDriver is not a cinder-flash driver'),
+            'driver.LinstorDrbdDriver is not a cinder-flash driver'),
             out.unit_status)
 
     # -- blocked, with the reason --------------------------------------------

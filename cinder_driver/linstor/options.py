@@ -1,0 +1,40 @@
+"""Options of the LINSTOR backend family."""
+
+from oslo_config import cfg
+
+linstor_opts = [
+    cfg.ListOpt('linstor_uris',
+                default=['linstor://localhost'],
+                help='LINSTOR controller URIs (linstor://, linstor+ssl://, '
+                     'http:// or https://). With several, a controller '
+                     'that cannot be reached is skipped.'),
+    cfg.StrOpt('linstor_username',
+               help='User for HTTP Basic authentication at the controller '
+                    '(LINSTOR with user authentication over HTTPS).'),
+    cfg.StrOpt('linstor_password', secret=True,
+               help='Password of linstor_username.'),
+    cfg.StrOpt('linstor_trusted_ca',
+               help='CA bundle that signs the controller certificate. '
+                    'Default: the system trust store.'),
+    cfg.BoolOpt('linstor_verify_tls', default=True,
+                help='Verify the controller certificate on HTTPS. Turn '
+                     'off only for tests.'),
+    cfg.StrOpt('linstor_client_cert',
+               help='Client certificate (PEM) presented to the controller.'),
+    cfg.StrOpt('linstor_client_key',
+               help='Private key (PEM) of linstor_client_cert.'),
+    cfg.IntOpt('linstor_placement_count', default=2, min=1, max=16,
+               help='Diskful replicas of a volume whose type does not set '
+                    'linstor:redundancy.'),
+    cfg.StrOpt('linstor_storage_pool', default='DfltStorPool',
+               help='Storage pool of volumes whose type and pool do not '
+                    'name one.'),
+    cfg.StrOpt('linstor_resource_group_prefix', default='cinder-',
+               help='Prefix of the resource groups made per volume type.'),
+    cfg.StrOpt('linstor_local_node',
+               help='LINSTOR node name of this cinder-volume host, used '
+                    'for iSCSI exports and image copies. Default: the '
+                    'host name.'),
+    cfg.IntOpt('linstor_clone_timeout', default=3600, min=10,
+               help='Seconds to wait for a LINSTOR clone to complete.'),
+]

@@ -1,0 +1,117 @@
+"""A LINSTOR driver instance configured against a live reference array."""
+
+from cinder import context
+from cinder.tests.unit import fake_snapshot
+from cinder.tests.unit import fake_volume
+from cinder.tests.unit import test
+from cinder.volume import configuration
+from cinder.volume import driver as volume_driver
+from oslo_utils import uuidutils
+
+from cinder_driver.linstor import driver as linstor_driver
+from cinder_driver.tests.functional import array_fixture
+
+LOCAL_NODE = 'cinder-node'
+
+
+class LinstorDriverTestCase(test.TestCase):
+
+    DRIVER = linstor_driver.LinstorDrbdDriver
+    BACKEND = 'linstor-functional'
+
+    def setUp(self):
+        super().setUp()
+        self.array = self.useFixture(array_fixture.ReferenceArray(
+            args=['--capacity-gib', '64', '--linstor-local-node',
+                  LOCAL_NODE]))
+        self.ctx = context.get_admin_context()
+        self.driver = self.make_driver()
+
+    def make_driver(self, **overrides):
+        options = {'linstor_uris': [self.array.linstor_url],
+                   'linstor_local_node': LOCAL_NODE,
+                   'volume_backend_name': self.BACKEND,
+                   'flash_rest_retries': 0}
+        options.update(overrides)
+        conf = configuration.Configuration(volume_driver.volume_opts,
+                                           config_group=self.BACKEND)
+        drv = self.DRIVER(configuration=conf, host='cinder@' + self.BACKEND)
+        for key, value in options.items():
+            self.override_config(key, value, group=self.BACKEND)
+        drv.do_setup(self.ctx)
+        drv.check_for_setup_error()
+        return drv
+
+    def volume_type(self, **specs):
+        return fake_volume.fake_volume_type_obj(
+            self.ctx, id=uuidutils.generate_uuid(), extra_specs=specs)
+
+    def volume(self, size=1, vtype=None, pool='DfltStorPool', **updates):
+        vol = fake_volume.fake_volume_obj(
+            self.ctx, id=uuidutils.generate_uuid(), size=size,
+            provider_id=None, host='cinder@%s#%s' % (self.BACKEND, pool),
+            **updates)
+        vol.volume_type = vtype or self.volume_type()
+        return vol
+
+    def create(self, size=1, vtype=None, pool='DfltStorPool'):
+        vol = self.volume(size, vtype, pool)
+        vol.update(self.driver.create_volume(vol) or {})
+        return vol
+
+    def snapshot(self, vol):
+        snap = fake_snapshot.fake_snapshot_obj(
+            self.ctx, id=uuidutils.generate_uuid(), volume_id=vol.id,
+            volume_size=vol.size, provider_id=None)
+        snap.volume = vol
+        snap.update(self.driver.create_snapshot(snap) or {})
+        return snap
+
+    def count(self, fn, *args):
+        """(result, LINSTOR requests the call sent)."""
+        before = len(self.array.linstor_requests())
+        result = fn(*args)
+        return result, self.array.linstor_requests()[before:]
+
+    def rd(self, vol):
+        status, body = self.array.linstor(
+            'GET', '/v1/resource-definitions/volume-%s' % vol.name_id)
+        return body if status == 200 else None
+
+    def replicas(self, vol):
+        """{node: (diskless, pool)} of the volume's resources."""
+        _status, rows = self.array.linstor(
+            'GET', '/v1/view/resources',
+            params={'resources': 'volume-%s' % vol.name_id})
+        return {r['node_name']: ('DRBD_DISKLESS' in r['flags'],
+                                 r['volumes'][0]['storage_pool_name'])
+                for r in rows}
+
+    def diskful(self, vol):
+        return sorted(n for n, (dl, _p) in self.replicas(vol).items()
+                      if not dl)
+
+    def device(self, vol, node):
+        """A qemu URL of the volume's emulated DRBD device on ``node``."""
+        from cinder_driver.tests.functional import iscsi_client
+        vd = self.rd(vol)['volume_definitions'][0]
+        minor = [d['data']['minor_number'] for d in vd['layer_data']
+                 if d['type'] == 'DRBD'][0]
+        return iscsi_client.url(
+            self.array.info['iscsi_portal'], self.array.info['iqn'],
+            minor - 1000,
+            'iqn.2026-11.io.cinder-flash:linstor.%s' % node)
+
+    def write(self, vol, node, command):
+        from cinder_driver.tests.functional import iscsi_client
+        result = iscsi_client.qemu_io(self.device(vol, node), command)
+        self.assertEqual(0, result.returncode, result.stderr)
+        return result.stdout
+
+    def pattern_at(self, vol, node, offset, length, pattern):
+        """Whether the device reads back bytes of ``pattern`` there."""
+        from cinder_driver.tests.functional import iscsi_client
+        result = iscsi_client.qemu_io(self.device(vol, node), 'read -P %d '
+                                      '%d %d' % (pattern, offset, length))
+        return result.returncode == 0 and 'Pattern verification failed' \
+            not in result.stdout + result.stderr

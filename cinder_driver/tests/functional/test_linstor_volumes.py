@@ -1,0 +1,108 @@
+"""LINSTOR driver: create, delete, extend and volume types, on the array."""
+
+from cinder import exception
+
+from cinder_driver.common import exception as flash_exception
+from cinder_driver.tests.functional import linstor_driver_base as base
+
+
+class LinstorVolumesTestCase(base.LinstorDriverTestCase):
+
+    def test_create_spawns_from_the_type_group_in_three_calls(self):
+        vtype = self.volume_type(**{
+            'linstor:redundancy': '3',
+            'linstor:property:DrbdOptions:Disk:disk-flushes': 'no',
+            'linstor:property:DrbdOptions/Disk/md-flushes': 'no',
+            'linstor:property:DrbdOptions:Net:max-buffers': '8000'})
+        vol = self.volume(2, vtype)
+        _none, calls = self.count(self.driver.create_volume, vol)
+        self.assertEqual(['GET', 'POST', 'POST'],
+                         [c.split()[0] for c in calls])
+        self.assertTrue(calls[-1].endswith('/spawn'))
+        self.assertEqual(['sat-1', 'sat-2', 'sat-3'], self.diskful(vol))
+        rd = self.rd(vol)
+        group = rd['resource_group_name']
+        self.assertTrue(group.startswith('cinder-%s-' % vtype.id), group)
+        self.assertLessEqual(len(group), 48)
+        self.assertEqual(2 * 1024 * 1024,
+                         rd['volume_definitions'][0]['size_kib'])
+        _s, rg = self.array.linstor(
+            'GET', '/v1/resource-groups/%s' % rd['resource_group_name'])
+        self.assertEqual({'DrbdOptions/Disk/disk-flushes': 'no',
+                          'DrbdOptions/Disk/md-flushes': 'no',
+                          'DrbdOptions/Net/max-buffers': '8000'},
+                         rg['props'])
+        self.assertEqual(3, rg['select_filter']['place_count'])
+        # The group exists now: the next volume of the type is 2 calls.
+        _none, calls = self.count(self.driver.create_volume,
+                                  self.volume(1, vtype))
+        self.assertEqual(2, len(calls))
+
+    def test_default_placement_and_delete(self):
+        vol = self.create()
+        self.assertEqual(2, len(self.diskful(vol)))
+        self.driver.delete_volume(vol)
+        self.assertIsNone(self.rd(vol))
+        # Deleting again is fine: LINSTOR answers a warning.
+        self.driver.delete_volume(vol)
+
+    def test_extend_is_one_call(self):
+        vol = self.create()
+        _none, calls = self.count(self.driver.extend_volume, vol, 3)
+        self.assertEqual(['PUT /v1/resource-definitions/volume-%s/'
+                          'volume-definitions/0' % vol.name_id], calls)
+        self.assertEqual(3 * 1024 * 1024, self.rd(vol)[
+            'volume_definitions'][0]['size_kib'])
+
+    def test_bad_specs_create_nothing(self):
+        bad = [{'linstor:redundancy': 'two'},
+               {'linstor:redundancy': '0'},
+               {'linstor:layer_list': 'drbd,nvme,floppy,storage'},
+               {'linstor:layer_list': 'storage,drbd'},
+               {'linstor:provider_list': 'LVM_THICKER'},
+               {'linstor:do_not_place_with_regex': '(['},
+               {'linstor:placement': 'anywhere'},
+               {'linstor:property:Aux:owner': 'me'},
+               {'linstor:allow_remote_access': 'perhaps'}]
+        for specs in bad:
+            before = self.array.linstor_requests()
+            vol = self.volume(1, self.volume_type(**specs))
+            err = self.assertRaises(exception.InvalidVolumeType,
+                                    self.driver.create_volume, vol)
+            key = list(specs)[0]
+            self.assertIn(key, str(err))
+            self.assertEqual(before, self.array.linstor_requests(), specs)
+
+    def test_refused_drbd_option_creates_nothing(self):
+        vtype = self.volume_type(**{
+            'linstor:property:DrbdOptions:Net:protocol': 'D'})
+        vol = self.volume(1, vtype)
+        err = self.assertRaises(flash_exception.ArrayAPIError,
+                                self.driver.create_volume, vol)
+        self.assertIn('DrbdOptions/Net/protocol', str(err))
+        _s, groups = self.array.linstor('GET', '/v1/resource-groups')
+        self.assertEqual(['DfltRscGrp'], [g['name'] for g in groups])
+        self.assertIsNone(self.rd(vol))
+
+    def test_failed_placement_leaves_nothing(self):
+        vtype = self.volume_type(**{'linstor:redundancy': '4'})
+        vol = self.volume(1, vtype)
+        err = self.assertRaises(flash_exception.ArrayAPIError,
+                                self.driver.create_volume, vol)
+        self.assertIn('Not enough available nodes', str(err))
+        self.assertIsNone(self.rd(vol))
+
+    def test_thick_pool_from_the_scheduler_pool(self):
+        vol = self.create(pool='thickpool')
+        self.assertEqual({'thickpool'},
+                         {p for _d, p in self.replicas(vol).values()})
+
+    def test_replicas_on_different_zones(self):
+        vtype = self.volume_type(**{'linstor:redundancy': '3',
+                                    'linstor:replicas_on_different': 'zone'})
+        vol = self.create(vtype=vtype)
+        self.assertEqual(3, len(self.diskful(vol)))
+        _s, rg = self.array.linstor('GET', '/v1/resource-groups/%s' % self.rd(
+            vol)['resource_group_name'])
+        self.assertEqual(['Aux/zone'],
+                         rg['select_filter']['replicas_on_different'])

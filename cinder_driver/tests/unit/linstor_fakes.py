@@ -1,0 +1,88 @@
+"""A LINSTOR adapter wired to a mock client, for unit tests."""
+
+from unittest import mock
+
+from cinder import context
+from cinder import objects
+from cinder.tests.unit import fake_snapshot
+from cinder.tests.unit import fake_volume
+from cinder.tests.unit import test
+from cinder.volume import configuration
+from cinder.volume import driver as volume_driver
+from oslo_utils import uuidutils
+
+from cinder_driver.common import exception as flash_exception
+from cinder_driver.common import options as common_options
+from cinder_driver.linstor import adapter
+from cinder_driver.linstor import client
+from cinder_driver.linstor import options as linstor_options
+
+GROUP = 'linstor-unit'
+
+
+def rc(code, message='done', kind='ok'):
+    mask = {'ok': 0, 'error': 0xC000000000000000,
+            'warn': 0x8000000000000000}[kind]
+    value = mask | code
+    if value >= 1 << 63:
+        value -= 1 << 64
+    return {'ret_code': value, 'message': message}
+
+
+def api_error(code, message='refused', status=500):
+    return flash_exception.ArrayAPIError(
+        array='LINSTOR test', method='X', path='/x', reason=message,
+        status=status, error_code=code)
+
+
+def make_conf(test_case, **overrides):
+    conf = configuration.Configuration(volume_driver.volume_opts,
+                                       config_group=GROUP)
+    for opts in (common_options.rest_opts, linstor_options.linstor_opts):
+        conf.append_config_values(opts)
+    options = {'linstor_uris': ['linstor://192.0.2.30'],
+               'linstor_local_node': 'cinder-1',
+               'volume_backend_name': GROUP}
+    options.update(overrides)
+    for key, value in options.items():
+        test_case.override_config(key, value, group=GROUP)
+    return conf
+
+
+class AdapterTestCase(test.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.ctx = context.get_admin_context()
+        self.conf = make_conf(self)
+        self.adapter = adapter.LinstorAdapter(self.conf, 'DRBD', '1.0.0')
+        self.client = mock.Mock(spec=client.LinstorClient)
+        self.client.name = 'LINSTOR test'
+        self.client.resource_group.return_value = None
+        self.adapter.client = self.client
+        self.adapter.local_node = 'cinder-1'
+        self.adapter._sleep = lambda seconds: None
+
+    def vtype(self, **specs):
+        return fake_volume.fake_volume_type_obj(
+            self.ctx, id=uuidutils.generate_uuid(), extra_specs=specs)
+
+    def volume(self, size=1, vtype=None, pool='DfltStorPool',
+               provider_id=None, **updates):
+        vol = fake_volume.fake_volume_obj(
+            self.ctx, id=uuidutils.generate_uuid(), size=size,
+            provider_id=provider_id, host='cinder@%s#%s' % (GROUP, pool),
+            **updates)
+        vol.volume_type = vtype or self.vtype()
+        vol.volume_attachment = objects.VolumeAttachmentList(objects=[])
+        return vol
+
+    def snapshot(self, vol):
+        snap = fake_snapshot.fake_snapshot_obj(
+            self.ctx, id=uuidutils.generate_uuid(), volume_id=vol.id,
+            volume_size=vol.size, provider_id=None)
+        snap.volume = vol
+        return snap
+
+    def rd(self, vol):
+        return 'volume-%s' % vol.name_id

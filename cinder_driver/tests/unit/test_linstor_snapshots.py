@@ -1,0 +1,84 @@
+"""LINSTOR adapter: snapshots, copies and revert."""
+
+from cinder import exception
+
+from cinder_driver.common import exception as flash_exception
+from cinder_driver.tests.unit import linstor_fakes as fakes
+
+
+class SnapshotTestCase(fakes.AdapterTestCase):
+
+    def test_snapshot_names(self):
+        vol = self.volume()
+        snap = self.snapshot(vol)
+        self.adapter.create_snapshot(snap)
+        self.client.create_snapshot.assert_called_once_with(
+            self.rd(vol), 'snapshot-%s' % snap.id)
+        self.adapter.delete_snapshot(snap)
+        self.client.delete_snapshot.assert_called_once_with(
+            self.rd(vol), 'snapshot-%s' % snap.id)
+
+    def test_from_snapshot_restores_grows_and_places(self):
+        src = self.volume(1)
+        snap = self.snapshot(src)
+        vol = self.volume(3, self.vtype(**{'linstor:redundancy': '3'}))
+        self.adapter.create_volume_from_snapshot(vol, snap)
+        group = self.adapter.rg_name(vol.volume_type, 'DfltStorPool')
+        self.client.create_resource_definition.assert_called_once_with(
+            self.rd(vol), group)
+        self.client.restore.assert_called_once_with(
+            self.rd(src), 'snapshot-%s' % snap.id, self.rd(vol))
+        self.client.resize.assert_called_once_with(self.rd(vol),
+                                                   3 * 1024 * 1024)
+        self.client.autoplace.assert_called_once_with(self.rd(vol),
+                                                      {'place_count': 3})
+
+    def test_failed_restore_is_undone(self):
+        src = self.volume()
+        vol = self.volume()
+        self.client.restore.side_effect = fakes.api_error(980, 'no space')
+        self.assertRaises(flash_exception.ArrayAPIError,
+                          self.adapter.create_volume_from_snapshot,
+                          vol, self.snapshot(src))
+        self.client.delete_resource_definition.assert_called_once_with(
+            self.rd(vol))
+
+    def test_clone_waits_for_completion(self):
+        src, vol = self.volume(), self.volume(2)
+        self.client.clone_status.side_effect = ['CLONING', 'CLONING',
+                                                'COMPLETE']
+        self.adapter.create_cloned_volume(vol, src)
+        self.client.clone.assert_called_once_with(
+            self.rd(src), self.rd(vol),
+            self.adapter.rg_name(vol.volume_type, 'DfltStorPool'))
+        self.assertEqual(3, self.client.clone_status.call_count)
+        self.client.resize.assert_called_once_with(self.rd(vol),
+                                                   2 * 1024 * 1024)
+
+    def test_failed_clone_is_undone(self):
+        src, vol = self.volume(), self.volume()
+        self.client.clone_status.return_value = 'FAILED'
+        err = self.assertRaises(exception.VolumeBackendAPIException,
+                                self.adapter.create_cloned_volume, vol, src)
+        self.assertIn('FAILED', str(err))
+        self.client.delete_resource_definition.assert_called_once_with(
+            self.rd(vol))
+
+    def test_revert_rolls_back_and_grows(self):
+        vol = self.volume(2)
+        snap = self.snapshot(vol)
+        snap.volume_size = 1
+        self.adapter.revert_to_snapshot(vol, snap)
+        self.client.rollback.assert_called_once_with(
+            self.rd(vol), 'snapshot-%s' % snap.id)
+        self.client.resize.assert_called_once_with(self.rd(vol),
+                                                   2 * 1024 * 1024)
+
+    def test_group_snapshot_is_one_call(self):
+        vols = [self.volume(), self.volume()]
+        snaps = [self.snapshot(v) for v in vols]
+        _model, updates = self.adapter.create_group_snapshot(None, snaps)
+        pairs = [(self.rd(v), 'snapshot-%s' % s.id)
+                 for v, s in zip(vols, snaps)]
+        self.client.create_snapshots.assert_called_once_with(pairs)
+        self.assertEqual({'available'}, {u['status'] for u in updates})

@@ -1,0 +1,56 @@
+"""LINSTOR adapter: pool stats."""
+
+from cinder_driver.tests.unit import linstor_fakes as fakes
+
+GIB = 1024 * 1024
+
+
+def pool(node, name, kind, total, free):
+    return {'node_name': node, 'storage_pool_name': name,
+            'provider_kind': kind, 'total_capacity': total,
+            'free_capacity': free}
+
+
+class StatsTestCase(fakes.AdapterTestCase):
+
+    def test_pools_thin_thick_and_reduction(self):
+        self.client.storage_pools.return_value = [
+            pool(n, 'thin', 'LVM_THIN', 100 * GIB, 90 * GIB)
+            for n in ('a', 'b')] + [
+            pool(n, 'thick', 'LVM', 50 * GIB, 40 * GIB) for n in ('a', 'b')
+        ] + [pool('c', 'DfltDisklessStorPool', 'DISKLESS', 2 ** 63 - 1,
+                  2 ** 63 - 1)]
+        volume = {'storage_pool_name': 'thin', 'allocated_size_kib':
+                  30 * GIB, 'usable_size_kib': 40 * GIB}
+        self.client.resources.return_value = [
+            {'name': 'v1', 'node_name': n, 'flags': [], 'volumes': [volume]}
+            for n in ('a', 'b')] + [
+            {'name': 'v1', 'node_name': 'c', 'flags': ['DRBD_DISKLESS'],
+             'volumes': [dict(volume, storage_pool_name='thin')]}]
+        stats = self.adapter.get_volume_stats(refresh=True)
+        pools = {p['pool_name']: p for p in stats['pools']}
+        self.assertEqual({'thin', 'thick'}, set(pools))
+        thin, thick = pools['thin'], pools['thick']
+        self.assertEqual((100.0, 90.0, 40.0), (
+            thin['total_capacity_gb'], thin['free_capacity_gb'],
+            thin['provisioned_capacity_gb']))
+        self.assertEqual(3.0, thin['data_reduction_ratio'])
+        self.assertEqual((True, False), (thin['thin_provisioning_support'],
+                                         thin['thick_provisioning_support']))
+        self.assertEqual((False, True), (thick['thin_provisioning_support'],
+                                         thick['thick_provisioning_support']))
+        self.assertEqual(1.0, thick['max_over_subscription_ratio'])
+        self.assertEqual('up', thin['backend_state'])
+
+    def test_bad_reply_reports_down(self):
+        self.client.storage_pools.return_value = [
+            pool('a', 'thin', 'LVM_THIN', 'lots', 1)]
+        stats = self.adapter.get_volume_stats(refresh=True)
+        self.assertEqual('down', stats['pools'][0]['backend_state'])
+
+    def test_stats_are_cached(self):
+        self.client.storage_pools.return_value = []
+        self.client.resources.return_value = []
+        self.adapter.get_volume_stats(refresh=True)
+        self.adapter.get_volume_stats(refresh=True)
+        self.assertEqual(1, self.client.storage_pools.call_count)
