@@ -10,12 +10,16 @@ from cinder_driver.common import exception
 from cinder_driver.common import options as common_options
 from cinder_driver.k2 import client as k2_client
 from cinder_driver.k2 import options as k2_options
+from cinder_driver.linstor import client as linstor_client
+from cinder_driver.linstor import options as linstor_options
 
 PASS, FAIL, WARN, SKIP = 'PASS', 'FAIL', 'WARN', 'SKIP'
 
 DRIVERS = {
     'cinder_driver.k2.driver.K2ISCSIDriver': ('k2', 'iSCSI'),
     'cinder_driver.k2.driver.K2FCDriver': ('k2', 'FC'),
+    'cinder_driver.linstor.driver.LinstorDrbdDriver': ('linstor', 'DRBD'),
+    'cinder_driver.linstor.driver.LinstorISCSIDriver': ('linstor', 'iSCSI'),
 }
 
 
@@ -64,7 +68,7 @@ def _load(config_files, backend):
                                                config_group=backend)
     for opts in (manager.volume_backend_opts, san.san_opts,
                  common_options.rest_opts,
-                 k2_options.k2_opts):
+                 k2_options.k2_opts, linstor_options.linstor_opts):
         backend_conf.append_config_values(opts)
     return backend_conf
 
@@ -90,12 +94,20 @@ def run(config_files, backend):
                        'cinder-flash driver (expected one of: %s)' % (
                            driver, ', '.join(sorted(DRIVERS))))
             return report
-        verify = flash_config.tls_verify(conf)
+        if family[0] == 'linstor':
+            verify = conf.linstor_trusted_ca or True
+            if not conf.linstor_verify_tls:
+                verify = False
+        else:
+            verify = flash_config.tls_verify(conf)
     except (cfg.Error, ValueError) as e:
         report.add(FAIL, 'config', str(e))
         return report
     try:
-        _check_k2(report, conf, family[1], verify)
+        if family[0] == 'linstor':
+            _check_linstor(report, conf, family[1], verify)
+        else:
+            _check_k2(report, conf, family[1], verify)
     except (cfg.Error, ValueError) as e:
         # A bad value is only read when an option is first used.
         report.add(FAIL, 'config', str(e))
@@ -153,6 +165,108 @@ def _check_k2(report, conf, protocol, verify):
     else:
         _fc_ports(report, client)
     _capacity(report, client)
+
+
+def _check_linstor(report, conf, protocol, verify):
+    import socket as socket_mod
+    from urllib import parse
+
+    try:
+        urls = [linstor_client.base_url(u) for u in conf.linstor_uris]
+    except exception.InvalidBackendConfig as e:
+        report.add(FAIL, 'config', e.msg)
+        return
+    if not urls:
+        report.add(FAIL, 'config', 'linstor_uris is empty')
+        return
+    node = conf.linstor_local_node or socket_mod.gethostname()
+    report.add(PASS, 'config', 'LINSTOR %s driver, controllers %s, pool %s, '
+               '%d replicas' % (protocol, ', '.join(urls),
+                                conf.linstor_storage_pool,
+                                conf.linstor_placement_count))
+    timeout = conf.flash_rest_connect_timeout
+    answering = None
+    for url in urls:
+        parsed = parse.urlsplit(url)
+        try:
+            with socket_mod.create_connection(
+                    (parsed.hostname, parsed.port), timeout=timeout):
+                answering = url
+                break
+        except OSError:
+            continue
+    if answering is None:
+        report.add(FAIL, 'reachable', 'no controller answered: %s' %
+                   ', '.join(urls))
+        for name in ('tls', 'credentials', 'api', 'ports', 'capacity'):
+            report.add(SKIP, name, 'controller not reachable')
+        return
+    report.add(PASS, 'reachable', '%s answered' % answering)
+    parsed = parse.urlsplit(answering)
+    if parsed.scheme == 'https':
+        if not _tls(report, parsed.hostname, parsed.port, verify, timeout):
+            for name in ('credentials', 'api', 'ports', 'capacity'):
+                report.add(SKIP, name, 'TLS failed')
+            return
+    else:
+        report.add(WARN, 'tls', 'plain HTTP to %s: use linstor+ssl:// or '
+                   'https:// outside a trusted network' % answering)
+    cert = conf.linstor_client_cert
+    if cert and conf.linstor_client_key:
+        cert = (cert, conf.linstor_client_key)
+    client = linstor_client.LinstorClient(
+        [answering], username=conf.linstor_username,
+        password=conf.linstor_password, verify=verify, client_cert=cert,
+        connect_timeout=timeout, read_timeout=conf.flash_rest_read_timeout,
+        retries=0)
+    try:
+        version = client.version()
+    except exception.ArrayAuthError:
+        report.add(FAIL, 'credentials', 'the controller refused user %s' %
+                   conf.linstor_username)
+        for name in ('api', 'ports', 'capacity'):
+            report.add(SKIP, name, 'not logged in')
+        return
+    except exception.ArrayAPIError as e:
+        report.add(FAIL, 'credentials', 'the controller did not answer as '
+                   'LINSTOR does: %s' % e.msg)
+        return
+    report.add(PASS, 'credentials', 'controller %s accepted the client' %
+               version.get('version', '?'))
+    api = linstor_client.api_version(version['rest_api_version'])
+    if api < linstor_client.MIN_API_VERSION:
+        report.add(FAIL, 'api', 'REST API %s; at least %s is needed' % (
+            version['rest_api_version'],
+            '.'.join(map(str, linstor_client.MIN_API_VERSION))))
+    else:
+        report.add(PASS, 'api', 'REST API %s' % version['rest_api_version'])
+    nodes = {n.get('name'): n for n in client.nodes()}
+    online = sorted(n for n, v in nodes.items()
+                    if v.get('connection_status') == 'ONLINE')
+    if protocol == 'iSCSI' and node not in nodes:
+        report.add(FAIL, 'ports', 'this host (linstor_local_node=%s) is '
+                   'not a LINSTOR node; it exports volumes over iSCSI' %
+                   node)
+    elif not online:
+        report.add(FAIL, 'ports', 'no LINSTOR node is ONLINE')
+    else:
+        report.add(PASS, 'ports', '%d of %d nodes ONLINE' % (
+            len(online), len(nodes)))
+    pools = [p for p in client.storage_pools()
+             if p.get('storage_pool_name') == conf.linstor_storage_pool]
+    free = sum(p.get('free_capacity') or 0 for p in pools)
+    if len(pools) < conf.linstor_placement_count:
+        report.add(FAIL, 'capacity', 'storage pool %s is on %d node(s); '
+                   'linstor_placement_count=%d needs more' % (
+                       conf.linstor_storage_pool, len(pools),
+                       conf.linstor_placement_count))
+    elif free <= 0:
+        report.add(FAIL, 'capacity', 'storage pool %s is full' %
+                   conf.linstor_storage_pool)
+    else:
+        report.add(PASS, 'capacity', 'storage pool %s: %.1f GiB free on %d '
+                   'nodes' % (conf.linstor_storage_pool, free / 2.0 ** 20,
+                              len(pools)))
 
 
 def _reachable(report, host, port, timeout):

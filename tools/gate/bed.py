@@ -29,7 +29,8 @@ SECRETS = ('admin', 'db', 'service')
 PORTS = {'mariadb': 3306, 'rabbit': 5672, 'epmd': 4369, 'keystone': 5000,
          'cinder': 8776, 'iscsi': 3260, 'iscsi-dr': 3261}
 BACKEND = 'k2-iscsi'
-BACKENDS = (BACKEND, 'k2-fc')
+LINSTOR_BACKEND = 'linstor-drbd'
+BACKENDS = (BACKEND, 'k2-fc', LINSTOR_BACKEND)
 # The K2 iSCSI backend replicates to a second array, its disaster-recovery
 # site; the FC backend does not, so both kinds of pool are on the bed.
 REPLICA_ID = 'dr'
@@ -396,7 +397,14 @@ class Bed(object):
                 san_login = %(user)s
                 san_password = %(pw)s
                 driver_ssl_cert_path = %(ca)s
+                [%(linstor)s]
+                volume_driver = cinder_driver.linstor.driver.LinstorDrbdDriver
+                volume_backend_name = %(linstor)s
+                linstor_uris = %(linstor_uri)s
+                linstor_placement_count = 2
                 ''') % {'backends': ','.join(BACKENDS), 'c': cdir,
+                        'linstor': LINSTOR_BACKEND,
+                        'linstor_uri': self.array['linstor'],
                         'etc': etc, 'dburl': self.db_url,
                         'svc': self.passwords['service'], 'backend': BACKEND,
                         'host': host, 'port': port,
@@ -452,6 +460,11 @@ class Bed(object):
         self.cinder('type-create', 'dedup')
         self.cinder('type-key', 'dedup', 'set',
                     'volume_backend_name=%s' % BACKEND)
+        self.cinder('type-create', 'linstor')
+        self.cinder('type-key', 'linstor', 'set',
+                    'volume_backend_name=%s' % LINSTOR_BACKEND,
+                    'linstor:property:DrbdOptions:Disk:disk-flushes=no',
+                    'linstor:property:DrbdOptions:Disk:md-flushes=no')
         self.cinder('type-create', 'nodedup')
         self.cinder('type-key', 'nodedup', 'set',
                     'volume_backend_name=%s' % BACKEND,

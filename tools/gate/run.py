@@ -32,7 +32,22 @@ DEFAULT_REGEX = (r'^(tempest\.api\.volume|cinder_tempest_plugin\.(api|rbac)'
                  r'|tempest_plugin\.tests)')
 
 
-def tempest_conf(bed):
+# The LINSTOR backend: Tempest's own volume API tests, on its volume type.
+LINSTOR_REGEX = r'^tempest\.api\.volume'
+FLAVOURS = {
+    'k2': {'volume_type': 'dedup', 'storage_protocol': 'iSCSI',
+           'manage_volume': 'cv-%s', 'manage_snapshot': 'True',
+           'manage_snapshot_ref': 'cs-%s', 'replication': 'True'},
+    'linstor': {'volume_type': 'linstor', 'storage_protocol': 'DRBD',
+                'manage_volume': 'volume-%s', 'manage_snapshot': 'False',
+                'manage_snapshot_ref': 'snapshot-%s',
+                'replication': 'False'},
+}
+
+
+def tempest_conf(bed, flavour='k2'):
+    values = dict(FLAVOURS[flavour], pw=bed.passwords['admin'],
+                  backends=','.join(bed_mod.BACKENDS))
     return textwrap.dedent('''\
         [DEFAULT]
         log_file = tempest.log
@@ -57,24 +72,24 @@ def tempest_conf(bed):
         [volume]
         catalog_type = block-storage
         backend_names = %(backends)s
-        storage_protocol = iSCSI
+        storage_protocol = %(storage_protocol)s
         vendor_name = cinder-flash
-        volume_type = dedup
+        volume_type = %(volume_type)s
         min_microversion = 3.0
         max_microversion = latest
         build_timeout = 120
-        manage_volume_ref = source-name,cv-%%s
-        manage_snapshot_ref = source-name,cs-%%s
+        manage_volume_ref = source-name,%(manage_volume)s
+        manage_snapshot_ref = source-name,%(manage_snapshot_ref)s
         [volume-feature-enabled]
         backup = False
         snapshot = True
         clone = True
         manage_volume = True
-        manage_snapshot = True
+        manage_snapshot = %(manage_snapshot)s
         extend_attached_volume = False
         volume_revert = True
         consistency_group = True
-        replication = True
+        replication = %(replication)s
         multi_backend = True
         enable_volume_image_dep_tests = True
         concurrency_tests = True
@@ -82,12 +97,11 @@ def tempest_conf(bed):
         volume_multiattach = True
         [enforce_scope]
         cinder = True
-        ''') % {'pw': bed.passwords['admin'],
-                'backends': ','.join(bed_mod.BACKENDS)}
+        ''') % values
 
 
-def run_tempest(bed, regex, results_dir):
-    work = os.path.join(bed.dir, 'tempest')
+def run_tempest(bed, regex, results_dir, flavour='k2'):
+    work = os.path.join(bed.dir, 'tempest-' + flavour)
     if os.path.exists(work):
         subprocess.run(['rm', '-rf', work], check=True)
     env = dict(bed.env, HOME=os.path.join(bed.dir, 'home'))
@@ -95,9 +109,9 @@ def run_tempest(bed, regex, results_dir):
     subprocess.run([os.path.join(BIN, 'tempest'), 'init', work], env=env,
                    check=True, stdout=subprocess.DEVNULL)
     with open(os.path.join(work, 'etc', 'tempest.conf'), 'w') as f:
-        f.write(tempest_conf(bed))
+        f.write(tempest_conf(bed, flavour))
     exclude = ['--exclude-list', os.path.join(HERE, 'exclude.txt')]
-    if regex == DEFAULT_REGEX:
+    if regex in (DEFAULT_REGEX, LINSTOR_REGEX):
         passes = [[regex, '--exclude-regex', SERIAL_REGEX,
                    '--concurrency', '4'], [SERIAL_REGEX, '--serial']]
     else:
@@ -113,7 +127,9 @@ def run_tempest(bed, regex, results_dir):
                                   capture_output=True).stdout
     if results_dir:
         os.makedirs(results_dir, exist_ok=True)
-        with open(os.path.join(results_dir, 'tempest.subunit'), 'wb') as f:
+        name = 'tempest.subunit' if flavour == 'k2' else \
+            'tempest-%s.subunit' % flavour
+        with open(os.path.join(results_dir, name), 'wb') as f:
             f.write(subunit)
     report(subunit)
     return code
@@ -198,6 +214,11 @@ def main():
         bed.up()
         try:
             code = run_tempest(bed, args.regex, args.results_dir)
+            if args.regex == DEFAULT_REGEX:
+                print('[gate] the same API tests on the LINSTOR backend',
+                      flush=True)
+                code |= run_tempest(bed, LINSTOR_REGEX, args.results_dir,
+                                    'linstor')
             leaks = scan_for_secrets(bed)
             if leaks:
                 print('[gate] FAILED: passwords in log lines: %s' %

@@ -112,3 +112,39 @@ class CheckCommandTestCase(testtools.TestCase):
             'k2', san_password=''))
         self.assertEqual(1, code)
         self.assertIn('san_password', out)
+
+    def _linstor(self, name, **options):
+        values = {'volume_driver':
+                  'cinder_driver.linstor.driver.LinstorDrbdDriver',
+                  'linstor_uris': self.array.linstor_url}
+        values.update(options)
+        return self._section(name, san_ip=None, san_api_port=None,
+                             san_login=None, san_password=None,
+                             driver_ssl_cert_path=None, **values)
+
+    def test_linstor_backend(self):
+        code, verdicts, out = self._check('ls', self._linstor('ls'))
+        self.assertEqual(0, code, out)
+        self.assertEqual({'config': 'PASS', 'reachable': 'PASS',
+                          'tls': 'WARN', 'credentials': 'PASS',
+                          'api': 'PASS', 'ports': 'PASS',
+                          'capacity': 'PASS'}, verdicts)
+        self.assertIn('3 nodes', out)
+
+    def test_linstor_problems_are_named(self):
+        code, verdicts, out = self._check('ls', self._linstor(
+            'ls', linstor_uris='linstor://127.0.0.1:1'))
+        self.assertEqual(('FAIL', 'SKIP'), (verdicts['reachable'],
+                                            verdicts['api']))
+        code, verdicts, out = self._check('ls', self._linstor(
+            'ls', linstor_uris='ctl:3370'))
+        self.assertIn("'ctl:3370'", out)
+        code, verdicts, out = self._check('ls', self._linstor(
+            'ls', linstor_storage_pool='nvme', linstor_placement_count=4))
+        self.assertEqual('FAIL', verdicts['capacity'])
+        self.assertIn('nvme', out)
+        code, verdicts, out = self._check('ls', self._linstor(
+            'ls', volume_driver='cinder_driver.linstor.driver.'
+            'LinstorISCSIDriver', linstor_local_node='not-a-node'))
+        self.assertEqual(1, code)
+        self.assertIn('not-a-node', out)
