@@ -212,25 +212,27 @@ class LinstorModel(object):
                 self.store.put(CTRL, 1, {'id': 1, 'name': 'controller',
                                          'props': {}})
 
+    # kind: (wire object, what it is called, obj_refs key)
+    _KINDS = {NODES: ('node', 'Node', 'Node'),
+              RDS: ('rsc_dfn', 'Resource definition', 'RscDfn'),
+              RGS: ('rsc_grp', 'Resource group', 'RscGrp')}
+
+    def _must(self, kind, name, op=None):
+        found = self._find(kind, name)
+        if found is None:
+            obj, what, ref = self._KINDS[kind]
+            raise wire.not_found(obj, "%s '%s'" % (what, name), op=op,
+                                 refs={ref: name})
+        return found
+
     def _node(self, name):
-        node = self._find(NODES, name)
-        if node is None:
-            raise wire.not_found('node', "Node '%s'" % name)
-        return node
+        return self._must(NODES, name)
 
     def _rd(self, name, op=None):
-        rd = self._find(RDS, name)
-        if rd is None:
-            raise wire.not_found('rsc_dfn', "Resource definition '%s'" % name,
-                                 op=op, refs={'RscDfn': name})
-        return rd
+        return self._must(RDS, name, op)
 
     def _rg(self, name, op=None):
-        rg = self._find(RGS, name)
-        if rg is None:
-            raise wire.not_found('rsc_grp', "Resource group '%s'" % name,
-                                 op=op, refs={'RscGrp': name})
-        return rg
+        return self._must(RGS, name, op)
 
     # -- capacity ------------------------------------------------------------
     def _pool_usage(self, node_name, pool_name):
@@ -303,10 +305,14 @@ class LinstorModel(object):
                 'resource_layers': ['DRBD', 'STORAGE'],
                 'unsupported_providers': {}, 'unsupported_layers': {}}
 
+    def _named(self, kind, names):
+        """Objects of ``kind`` (all, or those named; any case)."""
+        wanted = {n.lower() for n in names}
+        return [o for o in self.store.all(kind)
+                if not wanted or o['name'].lower() in wanted]
+
     def nodes(self, names=()):
-        return [self.node_view(n) for n in self.store.all(NODES)
-                if not names or n['name'].lower() in [x.lower()
-                                                      for x in names]]
+        return [self.node_view(n) for n in self._named(NODES, names)]
 
     def node(self, name):
         return self.node_view(self._node(name))
@@ -392,9 +398,7 @@ class LinstorModel(object):
         return view
 
     def resource_groups(self, names=()):
-        return [self.rg_view(rg) for rg in self.store.all(RGS)
-                if not names or rg['name'].lower() in [n.lower()
-                                                       for n in names]]
+        return [self.rg_view(rg) for rg in self._named(RGS, names)]
 
     def resource_group(self, name):
         return self.rg_view(self._rg(name))
@@ -514,9 +518,7 @@ class LinstorModel(object):
         return view
 
     def resource_definitions(self, names=(), with_vds=False):
-        wanted = [n.lower() for n in names]
-        return [self.rd_view(rd, with_vds) for rd in self.store.all(RDS)
-                if not wanted or rd['name'].lower() in wanted]
+        return [self.rd_view(rd, with_vds) for rd in self._named(RDS, names)]
 
     def resource_definition(self, name):
         return self.rd_view(self._rd(name), with_vds=True)

@@ -165,9 +165,31 @@ class Tour(object):
         for key in keys:
             if key in pool:
                 print('  %-26s %s' % (key, pool[key]))
+        self.linstor()
 
-    def pool_stats(self):
-        """The k2-iscsi pool's stats, from cinder get-pools --detail."""
+    def linstor(self):
+        step('LINSTOR: a volume type is a resource group; two replicas')
+        self.openstack('volume', 'create', '--size', '1', '--type',
+                       'linstor', 'demo-linstor')
+        self.wait('volume', 'demo-linstor')
+        self.openstack('volume', 'snapshot', 'create', '--volume',
+                       'demo-linstor', 'demo-linstor-snap')
+        self.wait('volume snapshot', 'demo-linstor-snap')
+        self.openstack('volume', 'create', '--source', 'demo-linstor',
+                       '--type', 'linstor', 'demo-linstor-clone')
+        self.wait('volume', 'demo-linstor-clone')
+        self.openstack('volume', 'set', '--size', '2', 'demo-linstor')
+        print(self.openstack('volume', 'list', '--long'))
+        pool = self.pool_stats('#DfltStorPool')
+        for key in ('name', 'total_capacity_gb', 'free_capacity_gb',
+                    'provisioned_capacity_gb', 'thin_provisioning_support',
+                    'data_reduction_ratio', 'linstor_replicas',
+                    'backend_state', 'storage_protocol'):
+            if key in pool:
+                print('  %-26s %s' % (key, pool[key]))
+
+    def pool_stats(self, suffix='#k2-iscsi'):
+        """A pool's stats, from cinder get-pools --detail."""
         out = subprocess.run([os.path.join(BIN, 'cinder'), 'get-pools',
                               '--detail'], env=self.env,
                              capture_output=True, text=True).stdout
@@ -182,7 +204,7 @@ class Tour(object):
             if current is not None:
                 current[cells[1]] = cells[2]
         for name, pool in pools.items():
-            if name.endswith('#k2-iscsi'):
+            if name.endswith(suffix):
                 return pool
         return {}
 

@@ -1,6 +1,11 @@
 """Assembly of the capacity part of Cinder pool stats."""
 
 import math
+import time
+
+from oslo_log import log as logging
+
+LOG = logging.getLogger(__name__)
 
 KIB_PER_GIB = 1024 * 1024
 
@@ -41,3 +46,29 @@ def capacity(total_kib, free_kib, provisioned_kib, configuration,
         'thin_provisioning_support': bool(thin),
         'thick_provisioning_support': not thin,
     }
+
+
+class CachedStats(object):
+    """get_volume_stats for an adapter: cached, and never raising.
+
+    The adapter supplies ``_collect_stats()`` and ``_down_stats()``; a
+    failure to collect reports the backend down rather than failing
+    Cinder's periodic task.
+    """
+
+    STATS_TTL = 10.0
+    FAMILY = 'backend'
+    _stats = None
+    _stats_at = 0.0
+
+    def get_volume_stats(self, refresh=False):
+        fresh = time.monotonic() - self._stats_at < self.STATS_TTL
+        if self._stats is not None and (fresh or not refresh):
+            return self._stats
+        try:
+            stats = self._collect_stats()
+        except Exception as e:
+            LOG.warning('%s stats unavailable: %s', self.FAMILY, e)
+            stats = self._down_stats()
+        self._stats, self._stats_at = stats, time.monotonic()
+        return stats

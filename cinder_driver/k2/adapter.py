@@ -12,7 +12,6 @@ import contextlib
 import hashlib
 import hmac
 import threading
-import time
 
 from cinder.common import constants
 from cinder import exception
@@ -35,7 +34,6 @@ LOG = logging.getLogger(__name__)
 
 KIB_PER_GIB = units.Mi
 HOST_NAME_LIMIT = 32
-STATS_TTL = 10.0
 VENDOR = 'cinder-flash'
 
 SPEC_SCOPES = ('k2:',)
@@ -155,9 +153,10 @@ def _is_shared(provider_id):
     return _parse(provider_id)[1]
 
 
-class K2Adapter(groups.GroupOps, replication.ReplicationOps,
-                hostcopy.HostCopyOps):
+class K2Adapter(flash_stats.CachedStats, groups.GroupOps,
+                replication.ReplicationOps, hostcopy.HostCopyOps):
 
+    FAMILY = 'K2'
     KIB_PER_GIB = KIB_PER_GIB
     OWNER_PREFIX = OWNER_PREFIX
 
@@ -176,8 +175,6 @@ class K2Adapter(groups.GroupOps, replication.ReplicationOps,
         self.location = None
         self._hosts = {}
         self._hosts_lock = threading.Lock()
-        self._stats = None
-        self._stats_at = 0.0
 
     # -- setup ---------------------------------------------------------------
     def do_setup(self):
@@ -705,19 +702,6 @@ class K2Adapter(groups.GroupOps, replication.ReplicationOps,
             'host.ref': '/hosts/%d' % host_id})
 
     # -- stats ---------------------------------------------------------------
-    def get_volume_stats(self, refresh=False):
-        """Pool stats; cached, cheap (2 calls) and never raising."""
-        fresh = time.monotonic() - self._stats_at < STATS_TTL
-        if self._stats is not None and (fresh or not refresh):
-            return self._stats
-        try:
-            stats = self._collect_stats()
-        except Exception as e:
-            LOG.warning('K2 stats unavailable: %s', e)
-            stats = self._down_stats()
-        self._stats, self._stats_at = stats, time.monotonic()
-        return stats
-
     def _base_stats(self):
         conf = self.configuration
         stats = {
@@ -778,7 +762,7 @@ class K2Adapter(groups.GroupOps, replication.ReplicationOps,
         return stats
 
     # -- type changes and manage ------------------------------------------
-    def retype(self, volume, new_type):
+    def retype(self, volume, new_type, host=None):
         """(retyped, model update): in place, or False so Cinder migrates.
 
         A change of deduplication is an array-side copy into a new volume

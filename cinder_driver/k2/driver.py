@@ -6,19 +6,19 @@ calls; the logic is in :mod:`cinder_driver.k2.adapter`.
 """
 
 from cinder.common import constants
-from cinder import coordination
 from cinder import interface
 from cinder.volume import driver
 from cinder.volume.drivers.san import san
 from cinder.zonemanager import utils as fczm_utils
 
+from cinder_driver.common import driver_base
 from cinder_driver.common import guard
 from cinder_driver.common import options as common_options
 from cinder_driver.k2 import adapter as k2_adapter
 from cinder_driver.k2 import options as k2_options
 
 
-class K2BaseDriver(driver.VolumeDriver):
+class K2BaseDriver(driver_base.AdapterDriver):
     """Version history:
 
     .. code-block:: none
@@ -28,9 +28,6 @@ class K2BaseDriver(driver.VolumeDriver):
     """
 
     VERSION = '1.0.0'
-    CI_WIKI_NAME = 'cinder-flash_CI'
-    SUPPORTS_ACTIVE_ACTIVE = True
-    PROTOCOL = None
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -52,48 +49,6 @@ class K2BaseDriver(driver.VolumeDriver):
         return (common_options.rest_opts + k2_options.k2_opts +
                 [opt for opt in san.san_opts + driver.volume_opts
                  if opt.name in additional])
-
-    def do_setup(self, context):
-        self.adapter.do_setup()
-
-    def check_for_setup_error(self):
-        self.adapter.check_for_setup_error()
-
-    def create_volume(self, volume):
-        return self.adapter.create_volume(volume)
-
-    @coordination.synchronized('cinder-flash-k2-volume-{volume.id}')
-    def delete_volume(self, volume):
-        self.adapter.delete_volume(volume)
-
-    def extend_volume(self, volume, new_size):
-        self.adapter.extend_volume(volume, new_size)
-
-    def create_snapshot(self, snapshot):
-        return self.adapter.create_snapshot(snapshot)
-
-    def delete_snapshot(self, snapshot):
-        self.adapter.delete_snapshot(snapshot)
-
-    def create_volume_from_snapshot(self, volume, snapshot):
-        return self.adapter.create_volume_from_snapshot(volume, snapshot)
-
-    def create_cloned_volume(self, volume, src_vref):
-        return self.adapter.create_cloned_volume(volume, src_vref)
-
-    def revert_to_snapshot(self, context, volume, snapshot):
-        self.adapter.revert_to_snapshot(volume, snapshot)
-
-    def get_volume_stats(self, refresh=False):
-        self._stats = self.adapter.get_volume_stats(refresh)
-        return self._stats
-
-    def _update_volume_stats(self):
-        self._stats = self.adapter.get_volume_stats(refresh=True)
-
-    @coordination.synchronized('cinder-flash-k2-volume-{volume.id}')
-    def retype(self, context, volume, new_type, diff, host):
-        return self.adapter.retype(volume, new_type)
 
     # -- replication ---------------------------------------------------------
     def failover(self, context, volumes, secondary_id=None, groups=None):
@@ -117,15 +72,6 @@ class K2BaseDriver(driver.VolumeDriver):
     def migrate_volume(self, context, volume, host):
         return self.adapter.migrate_volume(volume, host)
 
-    def manage_existing(self, volume, existing_ref):
-        return self.adapter.manage_existing(volume, existing_ref)
-
-    def manage_existing_get_size(self, volume, existing_ref):
-        return self.adapter.manage_existing_get_size(volume, existing_ref)
-
-    def unmanage(self, volume):
-        self.adapter.unmanage(volume)
-
     def get_manageable_volumes(self, cinder_volumes, marker, limit, offset,
                                sort_keys, sort_dirs):
         return self.adapter.get_manageable_volumes(
@@ -146,66 +92,9 @@ class K2BaseDriver(driver.VolumeDriver):
         return self.adapter.get_manageable_snapshots(
             cinder_snapshots, marker, limit, offset, sort_keys, sort_dirs)
 
-    def create_group(self, context, group):
-        return self.adapter.create_group(group)
 
-    def delete_group(self, context, group, volumes):
-        return self.adapter.delete_group(group, volumes)
-
-    def update_group(self, context, group, add_volumes=None,
-                     remove_volumes=None):
-        return self.adapter.update_group(group, add_volumes, remove_volumes)
-
-    def create_group_snapshot(self, context, group_snapshot, snapshots):
-        return self.adapter.create_group_snapshot(group_snapshot, snapshots)
-
-    def delete_group_snapshot(self, context, group_snapshot, snapshots):
-        return self.adapter.delete_group_snapshot(group_snapshot, snapshots)
-
-    def create_group_from_src(self, context, group, volumes,
-                              group_snapshot=None, snapshots=None,
-                              source_group=None, source_vols=None):
-        return self.adapter.create_group_from_src(
-            group, volumes, group_snapshot, snapshots, source_group,
-            source_vols)
-
-    def create_export(self, context, volume, connector):
-        pass
-
-    def ensure_export(self, context, volume):
-        pass
-
-    def remove_export(self, context, volume):
-        pass
-
-
-def _lock_key(connector):
-    """Attach/detach lock per host; force detach has no host."""
-    if connector is None:
-        return 'force-detach'
-    return connector.get('host') or connector.get('initiator') or 'unknown'
-
-
-class K2AttachDriver(K2BaseDriver):
-    """Map and unmap, serialised per host.
-
-    A LUN is never handed out again while the host may still be cleaning
-    up the device it named before.
-    """
-
-    @coordination.synchronized('cinder-flash-k2-{self.host}-{key}')
-    def _attach(self, volume, connector, key):
-        return self.adapter.initialize_connection(volume, connector)
-
-    @coordination.synchronized('cinder-flash-k2-{self.host}-{key}')
-    def _detach(self, volume, connector, key):
-        return self.adapter.terminate_connection(volume, connector)
-
-    def initialize_connection(self, volume, connector):
-        return self._attach(volume, connector, _lock_key(connector))
-
-    def terminate_connection(self, volume, connector, **kwargs):
-        self._detach(volume, connector, _lock_key(connector))
+class K2AttachDriver(driver_base.HostLockedAttach, K2BaseDriver):
+    """Map and unmap, serialised per host."""
 
 
 @interface.volumedriver
@@ -227,7 +116,7 @@ class K2FCDriver(K2AttachDriver):
         return info
 
     def terminate_connection(self, volume, connector, **kwargs):
-        idle = self._detach(volume, connector, _lock_key(connector))
+        idle = self._detach(volume, connector, driver_base.lock_key(connector))
         info = {'driver_volume_type': 'fibre_channel', 'data': {}}
         if connector is not None and idle:
             # Zones go only with the host's last mapping on the array.

@@ -26,7 +26,6 @@ from cinder_driver.linstor import client as linstor_client
 
 LOG = logging.getLogger(__name__)
 VENDOR = 'cinder-flash'
-STATS_TTL = 10.0
 NAME_LIMIT = 48
 VOLUME_PREFIX = 'volume-'
 SNAPSHOT_PREFIX = 'snapshot-'
@@ -139,15 +138,15 @@ def _kib(size_gib):
     return int(size_gib) * units.Mi
 
 
-class LinstorAdapter(object):
+class LinstorAdapter(flash_stats.CachedStats):
+
+    FAMILY = 'LINSTOR'
 
     def __init__(self, configuration, protocol, driver_version):
         self.configuration = configuration
         self.protocol = protocol
         self.driver_version = driver_version
         self.client = None
-        self._stats = None
-        self._stats_at = 0.0
         self.api_version = (0, 0, 0)
         self.local_node = None
         self._sleep = time.sleep
@@ -431,21 +430,13 @@ class LinstorAdapter(object):
                 self.rd_name(volume), {'delete_props': [TWO_PRIMARIES]})
 
     # -- stats ----------------------------------------------------------------
-    def get_volume_stats(self, refresh=False):
-        fresh = time.monotonic() - self._stats_at < STATS_TTL
-        if self._stats is not None and (fresh or not refresh):
-            return self._stats
-        try:
-            stats = self._collect_stats()
-        except Exception as e:
-            LOG.warning('LINSTOR stats unavailable: %s', e)
-            stats = self._base_stats()
-            stats['pools'] = [{
-                'pool_name': self.configuration.
-                linstor_storage_pool,
-                'total_capacity_gb': 0, 'free_capacity_gb': 0,
-                'reserved_percentage': 0, 'backend_state': 'down'}]
-        self._stats, self._stats_at = stats, time.monotonic()
+    def _down_stats(self):
+        stats = self._base_stats()
+        stats['pools'] = [{
+            'pool_name': self.configuration.linstor_storage_pool,
+            'total_capacity_gb': 0, 'free_capacity_gb': 0,
+            'reserved_percentage': 0, 'replication_enabled': False,
+            'backend_state': 'down'}]
         return stats
 
     def _base_stats(self):
@@ -509,6 +500,10 @@ class LinstorAdapter(object):
                         entry['logical'] // replicas),
                     'physical_used_gb': flash_stats.gib(used // replicas),
                     'linstor_replicas': replicas,
+                    # LINSTOR replicates within the cluster; Cinder's
+                    # replication (failover to another backend) is not
+                    # offered.
+                    'replication_enabled': False,
                     'backend_state': 'up'}
             pool.update(flash_stats.capacity(
                 entry['total'] // replicas, entry['free'] // replicas,
@@ -590,6 +585,7 @@ class LinstorAdapter(object):
 
     # -- groups ---------------------------------------------------------------
     def create_group_snapshot(self, group_snapshot, snapshots):
+        self._consistent(group_snapshot)
         pairs = [(self.rd_name(s.volume), self.snap_name(s))
                  for s in snapshots]
         if pairs:
@@ -598,6 +594,7 @@ class LinstorAdapter(object):
                       for s in snapshots]
 
     def delete_group_snapshot(self, group_snapshot, snapshots):
+        self._consistent(group_snapshot)
         for snapshot in snapshots:
             self.delete_snapshot(snapshot)
         return None, [{'id': s.id, 'status': 'deleted'} for s in snapshots]

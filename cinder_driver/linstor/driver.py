@@ -9,11 +9,11 @@ classes only translate Cinder calls; the logic is in
 """
 
 from cinder.common import constants
-from cinder import coordination
 from cinder import interface
 from cinder.volume import driver
 from oslo_utils import importutils
 
+from cinder_driver.common import driver_base
 from cinder_driver.common import guard
 from cinder_driver.common import options as common_options
 from cinder_driver.linstor import adapter as linstor_adapter
@@ -22,7 +22,7 @@ from cinder_driver.linstor import options as linstor_options
 DRBD = 'DRBD'
 
 
-class LinstorBaseDriver(driver.VolumeDriver):
+class LinstorBaseDriver(driver_base.AdapterDriver):
     """Version history:
 
     .. code-block:: none
@@ -33,9 +33,6 @@ class LinstorBaseDriver(driver.VolumeDriver):
     """
 
     VERSION = '1.0.0'
-    CI_WIKI_NAME = 'cinder-flash_CI'
-    SUPPORTS_ACTIVE_ACTIVE = True
-    PROTOCOL = None
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -54,95 +51,9 @@ class LinstorBaseDriver(driver.VolumeDriver):
                 [opt for opt in driver.volume_opts
                  if opt.name in additional])
 
-    def do_setup(self, context):
-        self.adapter.do_setup()
-
-    def check_for_setup_error(self):
-        self.adapter.check_for_setup_error()
-
-    def create_volume(self, volume):
-        return self.adapter.create_volume(volume)
-
-    @coordination.synchronized('cinder-flash-linstor-volume-{volume.id}')
-    def delete_volume(self, volume):
-        self.adapter.delete_volume(volume)
-
-    def extend_volume(self, volume, new_size):
-        self.adapter.extend_volume(volume, new_size)
-
-    def create_snapshot(self, snapshot):
-        return self.adapter.create_snapshot(snapshot)
-
-    def delete_snapshot(self, snapshot):
-        self.adapter.delete_snapshot(snapshot)
-
-    def create_volume_from_snapshot(self, volume, snapshot):
-        return self.adapter.create_volume_from_snapshot(volume, snapshot)
-
-    def create_cloned_volume(self, volume, src_vref):
-        return self.adapter.create_cloned_volume(volume, src_vref)
-
-    def revert_to_snapshot(self, context, volume, snapshot):
-        self.adapter.revert_to_snapshot(volume, snapshot)
-
-    def get_volume_stats(self, refresh=False):
-        self._stats = self.adapter.get_volume_stats(refresh)
-        return self._stats
-
-    def _update_volume_stats(self):
-        self._stats = self.adapter.get_volume_stats(refresh=True)
-
-    @coordination.synchronized('cinder-flash-linstor-volume-{volume.id}')
-    def retype(self, context, volume, new_type, diff, host):
-        return self.adapter.retype(volume, new_type, host)
-
-    def manage_existing(self, volume, existing_ref):
-        return self.adapter.manage_existing(volume, existing_ref)
-
-    def manage_existing_get_size(self, volume, existing_ref):
-        return self.adapter.manage_existing_get_size(volume, existing_ref)
-
-    def unmanage(self, volume):
-        self.adapter.unmanage(volume)
-
-    def create_group(self, context, group):
-        return self.adapter.create_group(group)
-
-    def delete_group(self, context, group, volumes):
-        return self.adapter.delete_group(group, volumes)
-
-    def update_group(self, context, group, add_volumes=None,
-                     remove_volumes=None):
-        return self.adapter.update_group(group, add_volumes, remove_volumes)
-
-    def create_group_snapshot(self, context, group_snapshot, snapshots):
-        from cinder.volume import volume_utils
-        if not volume_utils.is_group_a_cg_snapshot_type(group_snapshot):
-            raise NotImplementedError()
-        return self.adapter.create_group_snapshot(group_snapshot, snapshots)
-
-    def delete_group_snapshot(self, context, group_snapshot, snapshots):
-        from cinder.volume import volume_utils
-        if not volume_utils.is_group_a_cg_snapshot_type(group_snapshot):
-            raise NotImplementedError()
-        return self.adapter.delete_group_snapshot(group_snapshot, snapshots)
-
-    def create_group_from_src(self, context, group, volumes,
-                              group_snapshot=None, snapshots=None,
-                              source_group=None, source_vols=None):
-        return self.adapter.create_group_from_src(
-            group, volumes, group_snapshot, snapshots, source_group,
-            source_vols)
-
-
-def _lock_key(connector):
-    if connector is None:
-        return 'force-detach'
-    return connector.get('host') or 'unknown'
-
 
 @interface.volumedriver
-class LinstorDrbdDriver(LinstorBaseDriver):
+class LinstorDrbdDriver(driver_base.HostLockedAttach, LinstorBaseDriver):
     """Each attaching host opens a DRBD device of its own.
 
     It is diskless unless the host holds a replica; os-brick's local
@@ -150,29 +61,6 @@ class LinstorDrbdDriver(LinstorBaseDriver):
     """
 
     PROTOCOL = DRBD
-
-    def create_export(self, context, volume, connector):
-        pass
-
-    def ensure_export(self, context, volume):
-        pass
-
-    def remove_export(self, context, volume):
-        pass
-
-    @coordination.synchronized('cinder-flash-linstor-{volume.id}-{key}')
-    def _attach(self, volume, connector, key):
-        return self.adapter.initialize_connection(volume, connector)
-
-    @coordination.synchronized('cinder-flash-linstor-{volume.id}-{key}')
-    def _detach(self, volume, connector, key):
-        return self.adapter.terminate_connection(volume, connector)
-
-    def initialize_connection(self, volume, connector):
-        return self._attach(volume, connector, _lock_key(connector))
-
-    def terminate_connection(self, volume, connector, **kwargs):
-        self._detach(volume, connector, _lock_key(connector))
 
 
 @interface.volumedriver

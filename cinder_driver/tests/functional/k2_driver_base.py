@@ -1,15 +1,12 @@
 """A K2 driver instance configured against a live reference array."""
 
 from cinder import context
-from cinder.tests.unit import fake_snapshot
-from cinder.tests.unit import fake_volume
-from cinder.tests.unit import test
 from cinder.volume import configuration
 from cinder.volume import driver as volume_driver
-from oslo_utils import uuidutils
 
 from cinder_driver.k2 import driver as k2_driver
 from cinder_driver.tests.functional import array_fixture
+from cinder_driver.tests.functional import driver_base
 
 CONNECTOR = {'host': 'compute-1', 'initiator':
              'iqn.1993-08.org.debian:01:compute1', 'multipath': True,
@@ -17,7 +14,7 @@ CONNECTOR = {'host': 'compute-1', 'initiator':
              'wwnns': ['20000090fa000001']}
 
 
-class K2DriverTestCase(test.TestCase):
+class K2DriverTestCase(driver_base.DriverTestCase):
 
     DRIVER = k2_driver.K2ISCSIDriver
     BACKEND = 'k2-functional'
@@ -48,35 +45,8 @@ class K2DriverTestCase(test.TestCase):
         drv.check_for_setup_error()
         return drv
 
-    def volume_type(self, **specs):
-        return fake_volume.fake_volume_type_obj(
-            self.ctx, id=uuidutils.generate_uuid(), extra_specs=specs)
-
-    def volume(self, size=1, vtype=None, **updates):
-        vol = fake_volume.fake_volume_obj(
-            self.ctx, id=uuidutils.generate_uuid(), size=size,
-            provider_id=None, **updates)
-        vol.volume_type = vtype or self.volume_type()
-        return vol
-
-    def create(self, size=1, vtype=None):
-        vol = self.volume(size, vtype)
-        vol.update(self.driver.create_volume(vol) or {})
-        return vol
-
-    def snapshot(self, vol):
-        snap = fake_snapshot.fake_snapshot_obj(
-            self.ctx, id=uuidutils.generate_uuid(), volume_id=vol.id,
-            volume_size=vol.size, provider_id=None)
-        snap.volume = vol
-        snap.update(self.driver.create_snapshot(snap) or {})
-        return snap
-
-    def count(self, fn, *args):
-        """(result, requests the call sent to the array)."""
-        before = len(self.array.k2_requests())
-        result = fn(*args)
-        return result, self.array.k2_requests()[before:]
+    def requests(self):
+        return self.array.k2_requests()
 
     def array_volume(self, vol):
         return self.array.k2_client().find('volumes',

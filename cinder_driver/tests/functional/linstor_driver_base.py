@@ -1,20 +1,17 @@
 """A LINSTOR driver instance configured against a live reference array."""
 
 from cinder import context
-from cinder.tests.unit import fake_snapshot
-from cinder.tests.unit import fake_volume
-from cinder.tests.unit import test
 from cinder.volume import configuration
 from cinder.volume import driver as volume_driver
-from oslo_utils import uuidutils
 
 from cinder_driver.linstor import driver as linstor_driver
 from cinder_driver.tests.functional import array_fixture
+from cinder_driver.tests.functional import driver_base
 
 LOCAL_NODE = 'cinder-node'
 
 
-class LinstorDriverTestCase(test.TestCase):
+class LinstorDriverTestCase(driver_base.DriverTestCase):
 
     DRIVER = linstor_driver.LinstorDrbdDriver
     BACKEND = 'linstor-functional'
@@ -42,36 +39,12 @@ class LinstorDriverTestCase(test.TestCase):
         drv.check_for_setup_error()
         return drv
 
-    def volume_type(self, **specs):
-        return fake_volume.fake_volume_type_obj(
-            self.ctx, id=uuidutils.generate_uuid(), extra_specs=specs)
+    def requests(self):
+        return self.array.linstor_requests()
 
     def volume(self, size=1, vtype=None, pool='DfltStorPool', **updates):
-        vol = fake_volume.fake_volume_obj(
-            self.ctx, id=uuidutils.generate_uuid(), size=size,
-            provider_id=None, host='cinder@%s#%s' % (self.BACKEND, pool),
-            **updates)
-        vol.volume_type = vtype or self.volume_type()
-        return vol
-
-    def create(self, size=1, vtype=None, pool='DfltStorPool'):
-        vol = self.volume(size, vtype, pool)
-        vol.update(self.driver.create_volume(vol) or {})
-        return vol
-
-    def snapshot(self, vol):
-        snap = fake_snapshot.fake_snapshot_obj(
-            self.ctx, id=uuidutils.generate_uuid(), volume_id=vol.id,
-            volume_size=vol.size, provider_id=None)
-        snap.volume = vol
-        snap.update(self.driver.create_snapshot(snap) or {})
-        return snap
-
-    def count(self, fn, *args):
-        """(result, LINSTOR requests the call sent)."""
-        before = len(self.array.linstor_requests())
-        result = fn(*args)
-        return result, self.array.linstor_requests()[before:]
+        return super().volume(size, vtype, host='cinder@%s#%s' % (
+            self.BACKEND, pool), **updates)
 
     def rd(self, vol):
         status, body = self.array.linstor(

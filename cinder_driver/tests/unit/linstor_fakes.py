@@ -3,19 +3,17 @@
 from unittest import mock
 
 from cinder import context
-from cinder import objects
-from cinder.tests.unit import fake_snapshot
-from cinder.tests.unit import fake_volume
+from cinder import objects as cinder_objects
 from cinder.tests.unit import test
 from cinder.volume import configuration
 from cinder.volume import driver as volume_driver
-from oslo_utils import uuidutils
 
 from cinder_driver.common import exception as flash_exception
 from cinder_driver.common import options as common_options
 from cinder_driver.linstor import adapter
 from cinder_driver.linstor import client
 from cinder_driver.linstor import options as linstor_options
+from cinder_driver.tests import objects
 
 GROUP = 'linstor-unit'
 
@@ -64,25 +62,18 @@ class AdapterTestCase(test.TestCase):
         self.adapter._sleep = lambda seconds: None
 
     def vtype(self, **specs):
-        return fake_volume.fake_volume_type_obj(
-            self.ctx, id=uuidutils.generate_uuid(), extra_specs=specs)
+        return objects.volume_type(self.ctx, **specs)
 
     def volume(self, size=1, vtype=None, pool='DfltStorPool',
                provider_id=None, **updates):
-        vol = fake_volume.fake_volume_obj(
-            self.ctx, id=uuidutils.generate_uuid(), size=size,
-            provider_id=provider_id, host='cinder@%s#%s' % (GROUP, pool),
-            **updates)
-        vol.volume_type = vtype or self.vtype()
-        vol.volume_attachment = objects.VolumeAttachmentList(objects=[])
+        vol = objects.volume(self.ctx, size, vtype, provider_id,
+                             host='cinder@%s#%s' % (GROUP, pool), **updates)
+        vol.volume_attachment = cinder_objects.VolumeAttachmentList(
+            objects=[])
         return vol
 
     def snapshot(self, vol):
-        snap = fake_snapshot.fake_snapshot_obj(
-            self.ctx, id=uuidutils.generate_uuid(), volume_id=vol.id,
-            volume_size=vol.size, provider_id=None)
-        snap.volume = vol
-        return snap
+        return objects.snapshot(self.ctx, vol)
 
     def rd(self, vol):
         return 'volume-%s' % vol.name_id

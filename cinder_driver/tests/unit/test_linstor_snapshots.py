@@ -1,5 +1,7 @@
 """LINSTOR adapter: snapshots, copies and revert."""
 
+from unittest import mock
+
 from cinder import exception
 
 from cinder_driver.common import exception as flash_exception
@@ -64,6 +66,14 @@ class SnapshotTestCase(fakes.AdapterTestCase):
         self.client.delete_resource_definition.assert_called_once_with(
             self.rd(vol))
 
+    @mock.patch('cinder.volume.volume_utils.is_group_a_cg_snapshot_type',
+                return_value=False)
+    def test_other_groups_are_left_to_cinder(self, _cg):
+        self.assertRaises(NotImplementedError,
+                          self.adapter.create_group_snapshot, None, [])
+        self.assertRaises(NotImplementedError, self.adapter.create_group,
+                          None)
+
     def test_revert_rolls_back_and_grows(self):
         vol = self.volume(2)
         snap = self.snapshot(vol)
@@ -74,7 +84,9 @@ class SnapshotTestCase(fakes.AdapterTestCase):
         self.client.resize.assert_called_once_with(self.rd(vol),
                                                    2 * 1024 * 1024)
 
-    def test_group_snapshot_is_one_call(self):
+    @mock.patch('cinder.volume.volume_utils.is_group_a_cg_snapshot_type',
+                return_value=True)
+    def test_group_snapshot_is_one_call(self, _cg):
         vols = [self.volume(), self.volume()]
         snaps = [self.snapshot(v) for v in vols]
         _model, updates = self.adapter.create_group_snapshot(None, snaps)

@@ -41,6 +41,7 @@ class StatsTestCase(fakes.AdapterTestCase):
                                          thick['thick_provisioning_support']))
         self.assertEqual(1.0, thick['max_over_subscription_ratio'])
         self.assertEqual('up', thin['backend_state'])
+        self.assertIs(False, thin['replication_enabled'])
 
     def test_bad_reply_reports_down(self):
         self.client.storage_pools.return_value = [

@@ -1,0 +1,131 @@
+"""The part of every cinder-flash driver class that only forwards.
+
+Cinder calls the driver; the backend's adapter holds the logic. Deletes
+and retypes of one volume are serialised across services (active/active)
+by coordination locks.
+"""
+
+from cinder import coordination
+from cinder.volume import driver
+
+
+def lock_key(connector):
+    """Attach/detach lock per host; a force detach has no host."""
+    if connector is None:
+        return 'force-detach'
+    return connector.get('host') or connector.get('initiator') or 'unknown'
+
+
+class AdapterDriver(driver.VolumeDriver):
+
+    CI_WIKI_NAME = 'cinder-flash_CI'
+    SUPPORTS_ACTIVE_ACTIVE = True
+    PROTOCOL = None
+    # Set by each backend's __init__ (wrapped in common.guard.Guarded).
+    adapter = None
+
+    def do_setup(self, context):
+        self.adapter.do_setup()
+
+    def check_for_setup_error(self):
+        self.adapter.check_for_setup_error()
+
+    def create_volume(self, volume):
+        return self.adapter.create_volume(volume)
+
+    @coordination.synchronized('cinder-flash-volume-{volume.id}')
+    def delete_volume(self, volume):
+        self.adapter.delete_volume(volume)
+
+    def extend_volume(self, volume, new_size):
+        self.adapter.extend_volume(volume, new_size)
+
+    def create_snapshot(self, snapshot):
+        return self.adapter.create_snapshot(snapshot)
+
+    def delete_snapshot(self, snapshot):
+        self.adapter.delete_snapshot(snapshot)
+
+    def create_volume_from_snapshot(self, volume, snapshot):
+        return self.adapter.create_volume_from_snapshot(volume, snapshot)
+
+    def create_cloned_volume(self, volume, src_vref):
+        return self.adapter.create_cloned_volume(volume, src_vref)
+
+    def revert_to_snapshot(self, context, volume, snapshot):
+        self.adapter.revert_to_snapshot(volume, snapshot)
+
+    def get_volume_stats(self, refresh=False):
+        self._stats = self.adapter.get_volume_stats(refresh)
+        return self._stats
+
+    def _update_volume_stats(self):
+        self._stats = self.adapter.get_volume_stats(refresh=True)
+
+    @coordination.synchronized('cinder-flash-volume-{volume.id}')
+    def retype(self, context, volume, new_type, diff, host):
+        return self.adapter.retype(volume, new_type, host)
+
+    def manage_existing(self, volume, existing_ref):
+        return self.adapter.manage_existing(volume, existing_ref)
+
+    def manage_existing_get_size(self, volume, existing_ref):
+        return self.adapter.manage_existing_get_size(volume, existing_ref)
+
+    def unmanage(self, volume):
+        self.adapter.unmanage(volume)
+
+    def create_group(self, context, group):
+        return self.adapter.create_group(group)
+
+    def delete_group(self, context, group, volumes):
+        return self.adapter.delete_group(group, volumes)
+
+    def update_group(self, context, group, add_volumes=None,
+                     remove_volumes=None):
+        return self.adapter.update_group(group, add_volumes, remove_volumes)
+
+    def create_group_snapshot(self, context, group_snapshot, snapshots):
+        return self.adapter.create_group_snapshot(group_snapshot, snapshots)
+
+    def delete_group_snapshot(self, context, group_snapshot, snapshots):
+        return self.adapter.delete_group_snapshot(group_snapshot, snapshots)
+
+    def create_group_from_src(self, context, group, volumes,
+                              group_snapshot=None, snapshots=None,
+                              source_group=None, source_vols=None):
+        return self.adapter.create_group_from_src(
+            group, volumes, group_snapshot, snapshots, source_group,
+            source_vols)
+
+
+class HostLockedAttach(object):
+    """Attach and detach through the adapter, serialised per host.
+
+    A LUN or device is never handed out again while the host may still
+    be cleaning up the one it had before; the export calls are no-ops,
+    the adapter does everything at attach time.
+    """
+
+    @coordination.synchronized('cinder-flash-attach-{self.host}-{key}')
+    def _attach(self, volume, connector, key):
+        return self.adapter.initialize_connection(volume, connector)
+
+    @coordination.synchronized('cinder-flash-attach-{self.host}-{key}')
+    def _detach(self, volume, connector, key):
+        return self.adapter.terminate_connection(volume, connector)
+
+    def initialize_connection(self, volume, connector):
+        return self._attach(volume, connector, lock_key(connector))
+
+    def terminate_connection(self, volume, connector, **kwargs):
+        self._detach(volume, connector, lock_key(connector))
+
+    def create_export(self, context, volume, connector):
+        pass
+
+    def ensure_export(self, context, volume):
+        pass
+
+    def remove_export(self, context, volume):
+        pass
