@@ -13,6 +13,8 @@ iops       4k random write/read IOPS through iSCSI, our target vs tgtd
            serving a file on tmpfs (the limit on this machine)
 memory     the array's resident memory with 1 TiB provisioned, 8 GiB
            written
+ops, growth, concurrency
+           our drivers next to Cinder's in-tree drivers (tools/bench_drivers)
 
 Results go to bench-results.json and bench-results.md. Timings are
 reported, never asserted.
@@ -38,6 +40,7 @@ warnings.filterwarnings('ignore', message=r'\s*Eventlet is deprecated')
 
 from cinder_driver.k2 import client as k2_client  # noqa: E402
 from reference_array import launch  # noqa: E402
+from tools import bench_drivers  # noqa: E402
 
 MIB = 1 << 20
 KIB_PER_GIB = 1 << 20
@@ -360,6 +363,9 @@ def bench_copy(args, tmp):
 SECTIONS = {'rest': bench_rest, 'cow': bench_cow, 'copy': bench_copy,
             'ingest': bench_ingest, 'iops': bench_iops,
             'memory': bench_memory}
+for _name in bench_drivers.SECTIONS:
+    SECTIONS[_name] = (lambda name: lambda args, tmp: bench_drivers.
+                       run_section(name, args, tmp))(_name)
 
 
 def markdown(results):
@@ -409,7 +415,7 @@ def markdown(results):
                      '%.0f MiB | 512 MiB target | |' % (
                          m['provisioned_GiB'], m['written_MiB'],
                          m['rss_MiB']))
-    return '\n'.join(lines)
+    return '\n'.join(lines) + bench_drivers.markdown(results)
 
 
 def main():
