@@ -20,6 +20,39 @@ opts = [
                 help='Volume types the MongoDB scenarios compare.'),
 ]
 
+mongodb_group = cfg.OptGroup(name='cinder_flash_mongodb',
+                             title='MongoDB scenarios of cinder-flash')
+
+mongodb_opts = [
+    cfg.StrOpt('image_ref',
+               help='Image of the MongoDB members (an image with mongod, '
+                    'mongos and mongosh, or a distribution image when '
+                    'install_method is "package"). Unset: the scenarios '
+                    'are skipped.'),
+    cfg.StrOpt('flavor_ref',
+               help='Flavor of the members. Default: compute.flavor_ref.'),
+    cfg.StrOpt('install_method', default='image',
+               choices=['image', 'package'],
+               help='"image": mongod is in the image; "package": install '
+                    'it with the image\'s package manager first.'),
+    cfg.StrOpt('ssh_user', default='ubuntu',
+               help='User to log in to the members as.'),
+    cfg.IntOpt('volume_size', default=40, min=1,
+               help='Size (GiB) of each member\'s boot volume.'),
+    cfg.FloatOpt('dataset_scale', default=1.0, min=0.0001, max=1.0,
+                 help='Share of the reference data set to load (1.0: 50 '
+                      'collections of 15,000 documents of 16.5 KB).'),
+    cfg.IntOpt('iterations', default=10, min=1,
+               help='Benchmark iterations.'),
+    cfg.IntOpt('processes', default=4, min=1,
+               help='Benchmark processes per run.'),
+    cfg.IntOpt('threads', default=8, min=1,
+               help='Benchmark threads per process.'),
+    cfg.ListOpt('topologies',
+                default=['standalone', 'replica-set', 'sharded'],
+                help='Topologies to deploy and measure.'),
+]
+
 feature_group = cfg.OptGroup(name='cinder_flash_feature_enabled',
                              title='cinder-flash features under test')
 
@@ -28,4 +61,7 @@ feature_opts = [
                 help='Pools report data-reduction figures.'),
     cfg.BoolOpt('array_performance_stats', default=True,
                 help='Pools report array IOPS and latency.'),
+    cfg.BoolOpt('mongodb_scenarios', default=False,
+                help='Run the MongoDB scenarios (they need Nova, Glance, '
+                     'Neutron and [cinder_flash_mongodb] image_ref).'),
 ]

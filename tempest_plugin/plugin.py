@@ -24,10 +24,13 @@ class CinderFlashTempestPlugin(plugins.TempestPlugin):
                                   flash_config.opts)
         config.register_opt_group(conf, flash_config.feature_group,
                                   flash_config.feature_opts)
+        config.register_opt_group(conf, flash_config.mongodb_group,
+                                  flash_config.mongodb_opts)
 
     def get_opt_lists(self):
         return [
             (flash_config.group.name, flash_config.opts),
             (flash_config.feature_group.name, flash_config.feature_opts),
+            (flash_config.mongodb_group.name, flash_config.mongodb_opts),
             ('service_available', [flash_config.service_option]),
         ]

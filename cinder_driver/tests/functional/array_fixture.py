@@ -105,7 +105,8 @@ class ReferenceArray(fixtures.Fixture):
         """(status, decoded reply) of one raw LINSTOR call."""
         import requests
         resp = requests.request(method, self.linstor_url + path, json=body,
-                                params=params, timeout=30)
+                                params=params, timeout=30,
+                                verify=self.info['ca_cert'])
         return resp.status_code, (resp.json() if resp.content else None)
 
     def pair_with(self, other, name=None):

@@ -15,12 +15,13 @@ class LinstorDriverTestCase(driver_base.DriverTestCase):
 
     DRIVER = linstor_driver.LinstorDrbdDriver
     BACKEND = 'linstor-functional'
+    ARRAY_ARGS = []
 
     def setUp(self):
         super().setUp()
         self.array = self.useFixture(array_fixture.ReferenceArray(
             args=['--capacity-gib', '64', '--linstor-local-node',
-                  LOCAL_NODE]))
+                  LOCAL_NODE] + self.ARRAY_ARGS))
         self.ctx = context.get_admin_context()
         self.driver = self.make_driver()
 

@@ -106,3 +106,33 @@ class LinstorVolumesTestCase(base.LinstorDriverTestCase):
             vol)['resource_group_name'])
         self.assertEqual(['Aux/zone'],
                          rg['select_filter']['replicas_on_different'])
+
+
+class LinstorTLSTestCase(base.LinstorDriverTestCase):
+    """The controller over HTTPS: verified against its CA, or refused."""
+
+    ARRAY_ARGS = ['--linstor-tls']
+
+    def make_driver(self, **overrides):
+        url = self.array.linstor_url
+        self.assertTrue(url.startswith('https://'), url)
+        options = {'linstor_uris': [url.replace('https://',
+                                                'linstor+ssl://')],
+                   'linstor_trusted_ca': self.array.info['ca_cert']}
+        options.update(overrides)
+        return super().make_driver(**options)
+
+    def test_verified_controller_and_a_second_uri(self):
+        vol = self.create()
+        self.assertEqual(2, len(self.diskful(vol)))
+        # A dead first controller: the next URI serves.
+        drv = self.make_driver(linstor_uris=[
+            'linstor+ssl://127.0.0.1:1', self.array.linstor_url])
+        drv.extend_volume(vol, 2)
+        self.assertEqual(2 * 1024 * 1024, self.rd(vol)[
+            'volume_definitions'][0]['size_kib'])
+
+    def test_untrusted_certificate_is_refused(self):
+        err = self.assertRaises(flash_exception.ArrayTLSError,
+                                self.make_driver, linstor_trusted_ca=None)
+        self.assertIn('TLS', str(err))

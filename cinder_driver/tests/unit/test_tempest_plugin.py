@@ -18,6 +18,12 @@ class TempestPluginTestCase(test.TestCase):
         self.assertTrue(conf.service_available.cinder_flash)
         listed = dict(p.get_opt_lists())
         self.assertIn('cinder_flash', listed)
+        self.assertEqual(1.0, conf.cinder_flash_mongodb.dataset_scale)
+        self.assertEqual(['standalone', 'replica-set', 'sharded'],
+                         conf.cinder_flash_mongodb.topologies)
+        self.assertIs(False,
+                      conf.cinder_flash_feature_enabled.mongodb_scenarios)
+        self.assertIn('cinder_flash_mongodb', listed)
 
     def test_load_tests_points_at_the_test_tree(self):
         test_dir, top = plugin.CinderFlashTempestPlugin().load_tests()

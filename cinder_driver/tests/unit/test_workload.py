@@ -1,0 +1,182 @@
+"""The MongoDB workload library of the Tempest plugin."""
+
+import json
+import threading
+
+import testtools
+
+from tempest_plugin.workload import dataset
+from tempest_plugin.workload import driver
+from tempest_plugin.workload import report
+from tempest_plugin.workload import topology
+
+
+class FakeCollection(object):
+    """The part of a pymongo collection the workload uses, in memory."""
+
+    def __init__(self):
+        self.docs = {}
+        self.indexes = []
+        self.lock = threading.Lock()
+
+    def create_index(self, key, unique=False):
+        self.indexes.append((key, unique))
+
+    def insert_many(self, docs, ordered=True):
+        with self.lock:
+            for doc in docs:
+                if doc['mNumber'] in self.docs:
+                    raise ValueError('duplicate key %s' % doc['mNumber'])
+                self.docs[doc['mNumber']] = dict(doc)
+
+    def find_one(self, flt, projection=None):
+        with self.lock:
+            doc = self.docs.get(flt['mNumber'])
+            return dict(doc) if doc is not None else None
+
+    def update_one(self, flt, update):
+        with self.lock:
+            doc = self.docs.get(flt['mNumber'])
+            hit = doc is not None and doc['state'] == flt['state']
+            if hit:
+                doc.update(update['$set'])
+
+        class Reply(object):
+            modified_count = int(hit)
+        return Reply()
+
+
+class FakeDB(dict):
+
+    def __missing__(self, name):
+        self[name] = FakeCollection()
+        return self[name]
+
+
+class DatasetTestCase(testtools.TestCase):
+
+    def test_documents_are_sized_and_repeatable(self):
+        spec = dataset.Spec(scale=0.001)
+        doc = dataset.document(spec, 3, 7)
+        size = len(json.dumps(doc))
+        self.assertLess(abs(size - spec.document_bytes),
+                        spec.document_bytes * 0.05, size)
+        self.assertEqual(doc, dataset.document(spec, 3, 7))
+        self.assertNotEqual(doc, dataset.document(spec, 3, 8))
+        self.assertIn(doc['state'], dataset.STATES)
+        self.assertEqual(57, len(set(dataset.STATES)))
+
+    def test_full_scale_is_the_reference_set(self):
+        spec = dataset.Spec()
+        self.assertEqual(750000, spec.total_documents)
+        self.assertGreater(spec.approx_bytes, 12 * 10 ** 9)
+        self.assertEqual(50, len(spec.collection_names()))
+
+    def test_bad_parameters(self):
+        self.assertRaises(ValueError, dataset.Spec, scale=0)
+        self.assertRaises(ValueError, dataset.Spec, scale=2)
+        self.assertRaises(ValueError, dataset.Spec, document_bytes=10)
+
+
+class DriverTestCase(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.spec = dataset.Spec(scale=0.002, collections=4,
+                                 document_bytes=512)
+        self.db = FakeDB()
+
+    def test_load_inserts_every_document_with_an_index(self):
+        count, seconds = driver.load(self.db, self.spec, batch=7)
+        self.assertEqual(self.spec.total_documents, count)
+        self.assertEqual(4, len(self.db))
+        for coll in self.db.values():
+            self.assertEqual([('mNumber', True)], coll.indexes)
+            self.assertEqual(self.spec.documents, len(coll.docs))
+
+    def test_benchmark_counts_what_the_server_changed(self):
+        driver.load(self.db, self.spec)
+        before = {m: d['state'] for c in self.db.values()
+                  for m, d in c.docs.items()}
+        result = driver.benchmark(lambda: self.db, self.spec, processes=2,
+                                  threads=3, iterations=2, ops_per_thread=50)
+        self.assertEqual(2 * 2 * 3 * 50 * 2, result.operations)
+        after = {m: d['state'] for c in self.db.values()
+                 for m, d in c.docs.items()}
+        changed = sum(1 for m in before if before[m] != after[m])
+        # Every find is followed by an update to another state; one that
+        # lost a race with another worker changes nothing. A document
+        # changed twice may be back in its first state.
+        self.assertLessEqual(changed, result.updated)
+        self.assertGreater(result.updated, 2 * 2 * 3 * 50 * 0.9)
+        self.assertGreater(result.updated_per_s, 0)
+        self.assertEqual(0, result.errors)
+
+    def test_server_errors_are_counted_not_hidden(self):
+        class Broken(FakeDB):
+            def __missing__(self, name):
+                coll = FakeCollection()
+                coll.find_one = lambda *a: 1 / 0
+                self[name] = coll
+                return coll
+        result = driver.benchmark(Broken, self.spec, processes=1, threads=1,
+                                  iterations=1, ops_per_thread=5)
+        self.assertEqual((5, 0), (result.errors, result.updated))
+
+
+class TopologyTestCase(testtools.TestCase):
+
+    def test_members(self):
+        self.assertEqual(1, len(topology.members('standalone')))
+        self.assertEqual(3, len(topology.members('replica-set')))
+        self.assertEqual(10, len(topology.members('sharded')))
+        self.assertRaises(ValueError, topology.members, 'ring')
+
+    def test_commands(self):
+        self.assertIn('--replSet rs0', topology.start_command('rs0-1'))
+        self.assertIn('--configsvr', topology.start_command('cfg-0'))
+        self.assertIn('--shardsvr --replSet shard1',
+                      topology.start_command('shard1-2'))
+        self.assertIn('cfg/10.0.0.1:27017,10.0.0.2:27017',
+                      topology.start_command('mongos', ['10.0.0.1',
+                                                        '10.0.0.2']))
+        self.assertRaises(ValueError, topology.start_command, 'mongos')
+        script = topology.initiate_script('cfg', ['a', 'b'], True)
+        self.assertEqual({'_id': 'cfg', 'configsvr': True, 'members': [
+            {'_id': 0, 'host': 'a:27017'}, {'_id': 1, 'host': 'b:27017'}]},
+            json.loads(script[len('rs.initiate('):-1]))
+        shards = topology.shard_script([('shard0', ['a'])], 'bench', ['c1'])
+        self.assertIn('sh.shardCollection("bench.c1"', shards)
+
+    def test_local_layouts(self):
+        names = ['c%d' % n for n in range(5)]
+        self.assertEqual([(0, names)], topology.local_layout('standalone',
+                                                             names))
+        self.assertEqual(3, len(topology.local_layout('replica-set', names)))
+        (a, first), (b, second) = topology.local_layout('sharded', names)
+        self.assertEqual(sorted(names), sorted(first + second))
+        self.assertFalse(set(first) & set(second))
+
+
+class ReportTestCase(testtools.TestCase):
+
+    ROW = {'topology': 'standalone', 'volume type': 'dedup',
+           'updated docs/s': 120.5, 'ops/s': 300.0, 'IOPS': 900,
+           'MB/s': 12.5, 'latency ms': 0.8, 'data reduction': 2.4}
+
+    def test_table(self):
+        text = report.table([self.ROW], 'standalone')
+        self.assertIn('| standalone | dedup | 120 | 300 | 900 | 12 | 0.80 | '
+                      '2.40:1 |', text)
+
+    def test_nonsense_is_refused(self):
+        for change, words in (({'IOPS': None}, 'IOPS is missing'),
+                              ({'data reduction': 0.8}, 'below 1'),
+                              ({'updated docs/s': 0}, 'updated nothing'),
+                              ({'IOPS': 0}, 'no I/O'),
+                              ({'ops/s': 'fast'}, 'not a measurement')):
+            row = dict(self.ROW, **change)
+            err = self.assertRaises(report.BadMeasurement, report.check,
+                                    row, True)
+            self.assertIn(words, str(err))
+        report.check(dict(self.ROW, **{'data reduction': 0.9}), False)

@@ -1,0 +1,193 @@
+"""MongoDB on instances booted from cinder-flash volumes.
+
+The reference architecture's measurement: for each topology (standalone,
+3-member replica set, sharded cluster) and each volume type compared,
+boot the members from volumes of that type, start MongoDB, load the data
+set, run the update benchmark, and read IOPS, latency and data reduction
+from Cinder's pool stats (no array credentials). One table per topology.
+
+Needs Nova, Glance and Neutron and an image with MongoDB
+(``[cinder_flash_mongodb] image_ref``); otherwise skipped with the reason.
+"""
+
+import base64
+import io
+import json
+import os
+import tarfile
+import time
+
+from tempest.common import waiters
+from tempest import config
+from tempest.lib.common.utils import data_utils
+from tempest.lib import decorators
+from tempest.scenario import manager
+
+from tempest_plugin.workload import dataset
+from tempest_plugin.workload import report
+from tempest_plugin.workload import topology
+
+CONF = config.CONF
+MONGO = CONF.cinder_flash_mongodb
+DATABASE = 'bench'
+
+
+def _library():
+    """The workload package as a base64 tarball, to copy to a member."""
+    here = os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))))
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode='w:gz') as tar:
+        tar.add(os.path.join(here, '__init__.py'),
+                'tempest_plugin/__init__.py')
+        tar.add(os.path.join(here, 'workload'), 'tempest_plugin/workload',
+                filter=lambda t: None if '__pycache__' in t.name else t)
+    return base64.b64encode(buf.getvalue()).decode()
+
+
+class MongoDBScenarioTest(manager.ScenarioTest):
+
+    credentials = ['primary', 'admin']
+
+    @classmethod
+    def skip_checks(cls):
+        super().skip_checks()
+        if not CONF.cinder_flash_feature_enabled.mongodb_scenarios:
+            raise cls.skipException('MongoDB scenarios are disabled '
+                                    '([cinder_flash_feature_enabled] '
+                                    'mongodb_scenarios)')
+        for service in ('nova', 'glance', 'neutron'):
+            if not getattr(CONF.service_available, service):
+                raise cls.skipException('%s is not available' % service)
+        if not MONGO.image_ref:
+            raise cls.skipException('[cinder_flash_mongodb] image_ref is '
+                                    'not set')
+
+    @classmethod
+    def setup_clients(cls):
+        super().setup_clients()
+        cls.stats = cls.os_admin.volume_scheduler_stats_client_latest
+
+    def _pool(self, volume_type):
+        pools = self.stats.list_pools(detail=True)['pools']
+        backend = self.os_admin.volume_types_client_latest.show_volume_type(
+            volume_type)['volume_type']['extra_specs'].get(
+                'volume_backend_name')
+        for pool in pools:
+            if pool['capabilities'].get('volume_backend_name') == backend:
+                return pool['capabilities']
+        self.fail('no pool for volume type %s' % volume_type)
+
+    def _fresh_pool(self, volume_type, before):
+        """The pool's stats once Cinder has a report from after the run.
+
+        cinder-volume reports periodically; a report that covers the
+        benchmark differs from the one read before it.
+        """
+        keys = ('read_iops', 'write_iops', 'data_reduction_ratio',
+                'free_capacity_gb')
+        deadline = time.monotonic() + CONF.volume.build_timeout
+        while True:
+            caps = self._pool(volume_type)
+            if any(caps.get(k) != before.get(k) for k in keys):
+                return caps
+            if time.monotonic() > deadline:
+                self.fail('no fresh pool stats for %s within %ss' % (
+                    volume_type, CONF.volume.build_timeout))
+            time.sleep(CONF.volume.build_interval)
+
+    def _member(self, volume_type, role, keypair, security_group):
+        volume = self.create_volume(
+            size=MONGO.volume_size, imageRef=MONGO.image_ref,
+            volume_type=volume_type, name=data_utils.rand_name(role))
+        server = self.create_server(
+            image_id='', flavor=MONGO.flavor_ref or CONF.compute.flavor_ref,
+            key_name=keypair['name'],
+            security_groups=[{'name': security_group['name']}],
+            block_device_mapping_v2=[{
+                'uuid': volume['id'], 'source_type': 'volume',
+                'destination_type': 'volume', 'boot_index': 0,
+                'delete_on_termination': False}],
+            wait_until='ACTIVE')
+        ip = self.get_server_ip(server)
+        ssh = self.get_remote_client(ip, username=MONGO.ssh_user,
+                                     private_key=keypair['private_key'],
+                                     server=server)
+        if MONGO.install_method == 'package':
+            ssh.exec_command('sudo apt-get install -y mongodb-org || '
+                             'sudo dnf install -y mongodb-org')
+        return {'role': role, 'ip': ip, 'ssh': ssh, 'volume': volume}
+
+    def _run(self, topo, volume_type):
+        keypair = self.create_keypair()
+        group = self.create_security_group()
+        members = [self._member(volume_type, role, keypair, group)
+                   for role in topology.members(topo)]
+        by_role = {m['role']: m for m in members}
+        config_hosts = [m['ip'] for m in members
+                        if m['role'].startswith('cfg-')]
+        for member in members:
+            member['ssh'].exec_command('sudo sh -c %r' % topology.
+                                       start_command(member['role'],
+                                                     config_hosts))
+        spec = dataset.Spec(scale=MONGO.dataset_scale)
+        if topo == topology.REPLICA_SET:
+            by_role['rs0-0']['ssh'].exec_command(
+                "mongosh --quiet --eval '%s'" % topology.initiate_script(
+                    'rs0', [m['ip'] for m in members]))
+        if topo == topology.SHARDED:
+            by_role['cfg-0']['ssh'].exec_command(
+                "mongosh --quiet --eval '%s'" % topology.initiate_script(
+                    'cfg', config_hosts, config_server=True))
+            shards = []
+            for shard in ('shard0', 'shard1'):
+                hosts = [m['ip'] for m in members
+                         if m['role'].startswith(shard + '-')]
+                by_role[shard + '-0']['ssh'].exec_command(
+                    "mongosh --quiet --eval '%s'" %
+                    topology.initiate_script(shard, hosts))
+                shards.append((shard, hosts))
+            by_role['mongos']['ssh'].exec_command(
+                "mongosh --quiet --eval '%s'" % topology.shard_script(
+                    shards, DATABASE, spec.collection_names()))
+        entry = members[0] if topo != topology.SHARDED else by_role['mongos']
+        before = self._pool(volume_type)
+        # The benchmark runs on the entry member with this library copied
+        # over; it prints one JSON line of results.
+        entry['ssh'].exec_command(
+            'mkdir -p /tmp/flash && echo %s | base64 -d | tar xz -C '
+            '/tmp/flash && (python3 -c "import pymongo" || sudo pip3 '
+            'install pymongo)' % _library())
+        uri = 'mongodb://127.0.0.1:%d/' % topology.PORT
+        if topo == topology.REPLICA_SET:
+            uri += '?replicaSet=rs0'
+        out = entry['ssh'].exec_command(
+            'cd /tmp/flash && python3 -m tempest_plugin.workload.remote '
+            '--uri %s --database %s --scale %s --processes %d --threads %d '
+            '--iterations %d' % (uri, DATABASE, MONGO.dataset_scale,
+                                 MONGO.processes, MONGO.threads,
+                                 MONGO.iterations))
+        measured = json.loads(out.strip().splitlines()[-1])
+        after = self._fresh_pool(volume_type, before)
+        row = {'topology': topo, 'volume type': volume_type,
+               'updated docs/s': measured['updated_per_s'],
+               'ops/s': measured['operations_per_s'],
+               'IOPS': after.get('read_iops', 0) + after.get('write_iops', 0),
+               'MB/s': after.get('throughput_bytes_per_sec', 0) / 1e6,
+               'latency ms': after.get('latency_usec', 0) / 1000.0,
+               'data reduction': after.get('data_reduction_ratio')}
+        for member in members:
+            waiters.wait_for_volume_resource_status(
+                self.volumes_client, member['volume']['id'], 'in-use')
+        return row
+
+    @decorators.idempotent_id('7d4f2a31-0c7e-4d4e-9b5e-3e8f6a2c9d01')
+    def test_mongodb_topologies(self):
+        for topo in MONGO.topologies:
+            rows = []
+            for volume_type in CONF.cinder_flash.compare_volume_types:
+                row = self._run(topo, volume_type)
+                report.check(row, dedup=volume_type ==
+                             CONF.cinder_flash.dedup_volume_type)
+                rows.append(row)
+            print(report.table(rows, title=topo))

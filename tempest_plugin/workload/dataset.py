@@ -1,0 +1,84 @@
+"""The data set: collections of ~16.5 KB JSON documents.
+
+As in the reference architecture: one database, 50 collections of 15,000
+documents each (about 12 GB), every document with an indexed ``mNumber``
+and a ``state`` among 57 values, the rest random fields. ``scale`` shrinks
+the number of documents per collection; generation is deterministic per
+seed, so two loads of the same scale hold the same bytes.
+"""
+
+import random
+import string
+
+COLLECTIONS = 50
+DOCUMENTS_PER_COLLECTION = 15000
+DOCUMENT_BYTES = 16896          # ~16.5 KB
+STATES = tuple('STATE_%02d' % n for n in range(57))
+# Random text fields drawn from a small alphabet, as application data is:
+# it compresses, and documents share no long runs (little to deduplicate
+# inside one copy of the set).
+_ALPHABET = string.ascii_letters + string.digits + ' '
+
+
+class Spec(object):
+
+    def __init__(self, scale=1.0, collections=COLLECTIONS,
+                 documents=DOCUMENTS_PER_COLLECTION,
+                 document_bytes=DOCUMENT_BYTES, seed=2017):
+        if not 0 < scale <= 1.0:
+            raise ValueError('scale must be in (0, 1], not %r' % (scale,))
+        if collections < 1 or documents < 1 or document_bytes < 256:
+            raise ValueError('collections, documents and document_bytes '
+                             'must be positive (document_bytes >= 256)')
+        self.collections = collections
+        self.documents = max(1, int(documents * scale))
+        self.document_bytes = document_bytes
+        self.seed = seed
+
+    @property
+    def total_documents(self):
+        return self.collections * self.documents
+
+    @property
+    def approx_bytes(self):
+        return self.total_documents * self.document_bytes
+
+    def collection_names(self):
+        return ['collection_%02d' % n for n in range(self.collections)]
+
+    def m_number(self, collection_index, n):
+        """The unique mNumber of document ``n`` of a collection."""
+        return collection_index * 10 ** 7 + n
+
+
+def document(spec, collection_index, n):
+    """Document ``n`` of collection ``collection_index``."""
+    rnd = random.Random((spec.seed, collection_index, n).__hash__())
+    doc = {'mNumber': spec.m_number(collection_index, n),
+           'state': rnd.choice(STATES),
+           'customer': {'id': rnd.randrange(10 ** 9),
+                        'name': ''.join(rnd.choice(string.ascii_letters)
+                                        for _i in range(12))},
+           'created': 1483228800 + rnd.randrange(10 ** 8)}
+    # Fill to the document size with random fields of 64-512 characters.
+    budget = spec.document_bytes - 200
+    field = 0
+    while budget > 0:
+        length = min(budget, rnd.randrange(64, 513))
+        doc['f%03d' % field] = ''.join(rnd.choice(_ALPHABET)
+                                       for _i in range(length))
+        budget -= length + 10
+        field += 1
+    return doc
+
+
+def batches(spec, collection_index, size=500):
+    """The documents of one collection, ``size`` at a time."""
+    batch = []
+    for n in range(spec.documents):
+        batch.append(document(spec, collection_index, n))
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch

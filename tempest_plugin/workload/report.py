@@ -1,0 +1,68 @@
+"""The results table, in the reference architecture's layout.
+
+One row per topology and volume type: updated documents/s and
+operations/s from the benchmark, IOPS, throughput and latency, and the
+data reduction from the storage. A measurement that is missing or makes no
+sense fails the run instead of printing.
+"""
+
+COLUMNS = ('topology', 'volume type', 'updated docs/s', 'ops/s', 'IOPS',
+           'MB/s', 'latency ms', 'data reduction')
+SEED = {
+    # The reference architecture's published results, for comparison.
+    'standalone': {'updated docs/s': 4400, 'IOPS': 16700,
+                   'latency ms': 0.44, 'data reduction': 2.4},
+    'replica-set': {'updated docs/s': 3400, 'IOPS': 31800,
+                    'latency ms': 0.54, 'data reduction': 3.8},
+    'sharded': {'updated docs/s': 3750, 'IOPS': 31500,
+                'latency ms': 0.60},
+}
+
+
+class BadMeasurement(ValueError):
+    pass
+
+
+def check(row, dedup):
+    """Raise BadMeasurement naming what is missing or nonsensical."""
+    for key in COLUMNS[2:]:
+        value = row.get(key)
+        if value is None:
+            raise BadMeasurement('%s / %s: %s is missing' % (
+                row.get('topology'), row.get('volume type'), key))
+        if not isinstance(value, (int, float)) or value < 0:
+            raise BadMeasurement('%s / %s: %s = %r is not a measurement' % (
+                row.get('topology'), row.get('volume type'), key, value))
+    if row['updated docs/s'] <= 0 or row['ops/s'] <= 0:
+        raise BadMeasurement('%s / %s: the benchmark updated nothing' % (
+            row['topology'], row['volume type']))
+    if row['IOPS'] <= 0:
+        raise BadMeasurement('%s / %s: the storage saw no I/O' % (
+            row['topology'], row['volume type']))
+    if row['data reduction'] < 1.0 and dedup:
+        raise BadMeasurement('%s / %s: data reduction %.2f:1 is below 1 '
+                             'with deduplication on' % (
+                                 row['topology'], row['volume type'],
+                                 row['data reduction']))
+
+
+def _cell(key, value):
+    if key == 'data reduction':
+        return '%.2f:1' % value
+    if isinstance(value, float):
+        return '%.2f' % value if value < 10 else '%.0f' % value
+    return str(value)
+
+
+def table(rows, title=None):
+    """Markdown table of ``rows`` (dicts keyed by COLUMNS)."""
+    lines = []
+    if title:
+        lines.append(title)
+        lines.append('')
+    lines.append('| %s |' % ' | '.join(COLUMNS))
+    lines.append('|%s|' % '|'.join('---' for _c in COLUMNS))
+    for row in rows:
+        lines.append('| %s |' % ' | '.join(
+            _cell(k, row[k]) for k in COLUMNS))
+    return '\n'.join(lines)

@@ -1,0 +1,98 @@
+"""The three topologies of the reference architecture.
+
+In a cloud each member is an instance booted from a volume of the type
+under test; these functions return the shell commands (run over SSH as
+root) that start ``mongod``/``mongos`` on a member and the ``mongosh``
+scripts that form the replica sets and the sharded cluster. Locally
+(FerretDB, which has neither replica sets nor sharding) the same layouts
+are approximated: see ``local_layout``.
+"""
+
+import json
+
+STANDALONE = 'standalone'
+REPLICA_SET = 'replica-set'
+SHARDED = 'sharded'
+TOPOLOGIES = (STANDALONE, REPLICA_SET, SHARDED)
+DATA_DIR = '/var/lib/mongodb-bench'
+PORT = 27017
+
+
+def members(topology):
+    """Roles of the instances a topology needs, in boot order."""
+    if topology == STANDALONE:
+        return ['mongod']
+    if topology == REPLICA_SET:
+        return ['rs0-0', 'rs0-1', 'rs0-2']
+    if topology == SHARDED:
+        return (['cfg-0', 'cfg-1', 'cfg-2'] +
+                ['shard0-%d' % n for n in range(3)] +
+                ['shard1-%d' % n for n in range(3)] + ['mongos'])
+    raise ValueError('unknown topology %r; one of %s' % (
+        topology, ', '.join(TOPOLOGIES)))
+
+
+def _mongod(extra):
+    return ('mkdir -p %(d)s && mongod --dbpath %(d)s --bind_ip_all '
+            '--port %(p)d --fork --logpath %(d)s/mongod.log %(x)s' % {
+                'd': DATA_DIR, 'p': PORT, 'x': extra}).strip()
+
+
+def start_command(role, config_hosts=None):
+    """The command that starts one member."""
+    if role == 'mongod':
+        return _mongod('')
+    if role.startswith('rs0-'):
+        return _mongod('--replSet rs0')
+    if role.startswith('cfg-'):
+        return _mongod('--configsvr --replSet cfg')
+    if role.startswith('shard'):
+        return _mongod('--shardsvr --replSet %s' % role.split('-')[0])
+    if role == 'mongos':
+        if not config_hosts:
+            raise ValueError('mongos needs the config servers')
+        return ('mongos --configdb cfg/%s --bind_ip_all --port %d --fork '
+                '--logpath /var/log/mongos.log' % (
+                    ','.join('%s:%d' % (h, PORT) for h in config_hosts),
+                    PORT))
+    raise ValueError('unknown member role %r' % role)
+
+
+def initiate_script(name, hosts, config_server=False):
+    """mongosh script that forms replica set ``name`` of ``hosts``."""
+    config = {'_id': name, 'members': [
+        {'_id': n, 'host': '%s:%d' % (h, PORT)} for n, h in enumerate(hosts)]}
+    if config_server:
+        config['configsvr'] = True
+    return 'rs.initiate(%s)' % json.dumps(config, sort_keys=True)
+
+
+def shard_script(shards, database, collections):
+    """mongosh script (on mongos): add the shards, shard on ``mNumber``.
+
+    Every collection of the data set is sharded on a hash of mNumber.
+    """
+    lines = ['sh.addShard("%s/%s")' % (name, ','.join(
+        '%s:%d' % (h, PORT) for h in hosts)) for name, hosts in shards]
+    lines.append('sh.enableSharding("%s")' % database)
+    lines += ['sh.shardCollection("%s.%s", {mNumber: "hashed"})' % (
+        database, c) for c in collections]
+    return '\n'.join(lines)
+
+
+def local_layout(topology, collections):
+    """How a local run approximates a topology with independent servers.
+
+    Returns [(server index, [collections it loads])]. A replica set is
+    three servers each loaded with the whole set (three copies, as three
+    members hold); a sharded cluster is two servers splitting the
+    collections between them.
+    """
+    if topology == STANDALONE:
+        return [(0, list(collections))]
+    if topology == REPLICA_SET:
+        return [(n, list(collections)) for n in range(3)]
+    if topology == SHARDED:
+        return [(0, list(collections[0::2])), (1, list(collections[1::2]))]
+    raise ValueError('unknown topology %r; one of %s' % (
+        topology, ', '.join(TOPOLOGIES)))
