@@ -101,11 +101,18 @@ class PluginTestCase(unittest.TestCase):
             'linstor_storage_pool': 'DfltStorPool',
             'linstor_placement_count': '2'}, section)
 
+    def test_linstor_defaults_to_the_reference_array(self):
+        self.run_plugin('configure', CINDER_FLASH_BACKENDS='linstor:drbd-1',
+                        CINDER_FLASH_ARRAY_LINSTOR_PORT='3999')
+        section = dict(self.ini('CINDER_CONF')['drbd-1'])
+        self.assertEqual('linstor://127.0.0.1:3999', section['linstor_uris'])
+
     def test_bad_settings_stop_the_run(self):
         result = self.run_plugin('configure', check=False,
-                                 CINDER_FLASH_BACKENDS='linstor:drbd-1')
+                                 CINDER_FLASH_BACKENDS='linstor:drbd-1',
+                                 CINDER_FLASH_LINSTOR_PROTOCOL='nvme')
         self.assertNotEqual(0, result.returncode)
-        self.assertIn('CINDER_FLASH_LINSTOR_URIS', result.stderr)
+        self.assertIn('CINDER_FLASH_LINSTOR_PROTOCOL=nvme', result.stderr)
         result = self.run_plugin('configure', check=False,
                                  CINDER_FLASH_K2_PROTOCOL='nvme')
         self.assertIn('CINDER_FLASH_K2_PROTOCOL=nvme', result.stderr)
@@ -127,7 +134,8 @@ class PluginTestCase(unittest.TestCase):
 
     def test_reference_array_started_checked_and_stopped(self):
         env = {'CINDER_FLASH_ARRAY_PORT': str(free_port()),
-               'CINDER_FLASH_ARRAY_ISCSI_PORT': str(free_port())}
+               'CINDER_FLASH_ARRAY_ISCSI_PORT': str(free_port()),
+               'CINDER_FLASH_ARRAY_LINSTOR_PORT': str(free_port())}
         self.run_plugin('configure', 'stack:post-config', **env)
         pidfile = os.path.join(self.env['DATA_DIR'], 'cinder-flash-array',
                                'array.pid')
