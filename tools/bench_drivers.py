@@ -200,6 +200,9 @@ def _lifecycle(array, dialect, drv, ctx, manage_ref, retype_specs,
     from_snap = objects.volume(ctx, 2, vtype, host=host)
     step('from snapshot', lambda: from_snap.update(
         drv.create_volume_from_snapshot(from_snap, snap) or {}))
+    # Before the retype: a K2 volume with snapshots is retyped by Cinder's
+    # migration, not in place.
+    step('delete snapshot', lambda: drv.delete_snapshot(snap))
     from cinder import objects as cinder_objects
     vol.volume_attachment = cinder_objects.VolumeAttachmentList(objects=[])
     connector = _connector(None if intree_linstor or dialect == 'linstor'
@@ -217,11 +220,14 @@ def _lifecycle(array, dialect, drv, ctx, manage_ref, retype_specs,
             if not (result is True or (isinstance(result, tuple) and
                                        result[0])):
                 raise RuntimeError('retype answered %r' % (result,))
+            if isinstance(result, tuple) and result[1]:
+                vol.update(result[1])
+            vol.volume_type = new_type
         step('retype', retype)
     if manage_ref is None:
         out['manage'] = {'calls': 0, 'ms': 0, 'ok': 'not supported'}
     else:
-        managed = objects.volume(ctx, 2, vtype, host=host)
+        managed = objects.volume(ctx, 2, vol.volume_type, host=host)
 
         def manage():
             drv.unmanage(vol)
@@ -232,7 +238,6 @@ def _lifecycle(array, dialect, drv, ctx, manage_ref, retype_specs,
         if out['manage']['ok'] is True:
             vol.update({'provider_id': managed.provider_id})
             vol.id = managed.id
-    step('delete snapshot', lambda: drv.delete_snapshot(snap))
     for name, each in (('delete', vol), ('delete clone', clone),
                        ('delete from snapshot', from_snap)):
         step(name, lambda each=each: drv.delete_volume(each))
