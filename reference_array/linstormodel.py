@@ -70,6 +70,13 @@ def _props(body, field, where):
     return dict(value)
 
 
+def _apply_props(props, body, where):
+    """``override_props`` and ``delete_props`` of a modify request."""
+    props.update(_props(body, 'override_props', where))
+    for key in _list(body, 'delete_props', where):
+        props.pop(key, None)
+
+
 def _list(body, field, where):
     value = body.get(field)
     if value is None:
@@ -337,10 +344,7 @@ class LinstorModel(object):
     def set_controller_props(self, body):
         with self.store.transaction():
             ctrl = self.store.get(CTRL, 1)
-            ctrl['props'].update(_props(body, 'override_props',
-                                        'controller'))
-            for key in _list(body, 'delete_props', 'controller'):
-                ctrl['props'].pop(key, None)
+            _apply_props(ctrl['props'], body, 'controller')
             self.store.put(CTRL, 1, ctrl)
         return [wire.rc('ok', wire.MODIFIED, 'Controller properties '
                         'applied.', obj='ctrl_conf', op='modify')]
@@ -425,9 +429,7 @@ class LinstorModel(object):
             rg = self._rg(name, op='modify')
             if body.get('description') is not None:
                 rg['description'] = str(body['description'])
-            rg['props'].update(_props(body, 'override_props', name))
-            for key in _list(body, 'delete_props', name):
-                rg['props'].pop(key, None)
+            _apply_props(rg['props'], body, name)
             if body.get('select_filter') is not None:
                 rg['select_filter'].update(self._filter(
                     body['select_filter'], name))
@@ -580,9 +582,7 @@ class LinstorModel(object):
     def modify_rd(self, name, body):
         with self.store.transaction():
             rd = self._rd(name, op='modify')
-            rd['props'].update(_props(body, 'override_props', name))
-            for key in _list(body, 'delete_props', name):
-                rd['props'].pop(key, None)
+            _apply_props(rd['props'], body, name)
             for space in _list(body, 'delete_namespaces', name):
                 for key in [k for k in rd['props']
                             if k.startswith(space.rstrip('/') + '/')]:
@@ -697,9 +697,7 @@ class LinstorModel(object):
                                        obj='vlm_dfn', op='modify')
                 vd['size_kib'] = size
                 self._check_space(rd, None)
-            vd['props'].update(_props(body, 'override_props', name))
-            for key in _list(body, 'delete_props', name):
-                vd['props'].pop(key, None)
+            _apply_props(vd['props'], body, name)
             self._put(RDS, rd)
         return [wire.rc('ok', wire.MODIFIED, 'Volume definition %d of %s '
                         'modified.' % (number, rd['name']), obj='vlm_dfn',
@@ -1132,17 +1130,20 @@ class LinstorModel(object):
                         obj='rsc', op='create',
                         refs={'RscDfn': rd['name'], 'Node': node['name']})]
 
+    def _rsc(self, rd, node_name):
+        """(node name, resource) of ``rd`` on a node, or not found."""
+        node = self._node(node_name)['name']
+        rsc = rd['resources'].get(node)
+        if rsc is None:
+            raise wire.not_found('rsc', "Resource '%s' on node '%s'" % (
+                rd['name'], node_name))
+        return node, rsc
+
     def modify_resource(self, name, node_name, body):
         with self.store.transaction():
             rd = self._rd(name, op='modify')
-            node = self._node(node_name)['name']
-            rsc = rd['resources'].get(node)
-            if rsc is None:
-                raise wire.not_found('rsc', "Resource '%s' on node '%s'" % (
-                    name, node_name))
-            rsc['props'].update(_props(body, 'override_props', name))
-            for key in _list(body, 'delete_props', name):
-                rsc['props'].pop(key, None)
+            node, rsc = self._rsc(rd, node_name)
+            _apply_props(rsc['props'], body, name)
             self._put(RDS, rd)
         return [wire.rc('ok', wire.MODIFIED, "Resource '%s' on node '%s' "
                         "modified." % (name, node), obj='rsc', op='modify')]
@@ -1151,11 +1152,7 @@ class LinstorModel(object):
         operation = str((body or {}).get('operation') or '')
         with self.store.transaction():
             rd = self._rd(name, op='modify')
-            node = self._node(node_name)['name']
-            rsc = rd['resources'].get(node)
-            if rsc is None:
-                raise wire.not_found('rsc', "Resource '%s' on node '%s'" % (
-                    name, node_name))
+            node, rsc = self._rsc(rd, node_name)
             if operation == 'INTO_DRBD_DISKFUL':
                 pool = body.get('storage_pool') or self._default_pool(rd)
                 kind = self._node(node)['pools'].get(pool, {}).get(

@@ -65,3 +65,18 @@ feature_opts = [
                 help='Run the MongoDB scenarios (they need Nova, Glance, '
                      'Neutron and [cinder_flash_mongodb] image_ref).'),
 ]
+
+
+class Lazy(object):
+    """One of our option groups, read when a test runs, not at import.
+
+    Test modules are imported before Tempest has read tempest.conf (for
+    instance to list tests).
+    """
+
+    def __init__(self, group):
+        self._group = group
+
+    def __getattr__(self, name):
+        from tempest import config
+        return getattr(getattr(config.CONF, self._group), name)

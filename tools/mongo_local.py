@@ -252,12 +252,14 @@ def measure(topo, dedup, spec, args, work):
         array.counters()
         started = time.monotonic()
         results = []
+        names = spec.collection_names()
         for (index, colls), server in zip(layout, servers):
             results.append(driver.benchmark(
                 lambda server=server: db_for(server), spec,
                 processes=args.processes, threads=args.threads,
                 iterations=args.iterations,
-                ops_per_thread=args.ops_per_thread))
+                ops_per_thread=args.ops_per_thread,
+                collections=[names.index(c) for c in colls]))
         seconds = time.monotonic() - started
         stats, cap = array.counters()
         for client in clients:

@@ -68,12 +68,12 @@ class Result(object):
                 'operations_per_s': round(self.operations_per_s, 1)}
 
 
-def _worker(db, spec, ops, seed, result):
+def _worker(db, spec, ops, seed, result, indexes):
     rnd = random.Random(seed)
     names = spec.collection_names()
     updated = operations = errors = 0
     for _n in range(ops):
-        index = rnd.randrange(spec.collections)
+        index = rnd.choice(indexes)
         coll = db[names[index]]
         number = spec.m_number(index, rnd.randrange(spec.documents))
         try:
@@ -97,12 +97,18 @@ def _worker(db, spec, ops, seed, result):
 
 
 def benchmark(db_factory, spec, processes=2, threads=4, iterations=10,
-              ops_per_thread=100, seed=1):
+              ops_per_thread=100, seed=1, collections=None):
     """Run the update benchmark; returns a Result.
 
     ``db_factory()`` returns a database handle; each worker gets its own
     (processes are modelled as separate connection pools).
+    ``collections``: indexes of the collections this server holds (all
+    by default).
     """
+    indexes = list(range(spec.collections)) if collections is None \
+        else list(collections)
+    if not indexes:
+        raise ValueError('no collection to benchmark')
     result = Result()
     started = time.monotonic()
     for iteration in range(iterations):
@@ -114,7 +120,8 @@ def benchmark(db_factory, spec, processes=2, threads=4, iterations=10,
                 for t in range(threads):
                     futures.append(pool.submit(
                         _worker, db, spec, ops_per_thread,
-                        (seed, iteration, p, t).__hash__(), result))
+                        (seed, iteration, p, t).__hash__(), result,
+                        indexes))
             for future in futures:
                 future.result()
     result.seconds = time.monotonic() - started

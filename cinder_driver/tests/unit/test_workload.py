@@ -112,6 +112,17 @@ class DriverTestCase(testtools.TestCase):
         self.assertGreater(result.updated_per_s, 0)
         self.assertEqual(0, result.errors)
 
+    def test_a_shard_is_asked_only_for_its_collections(self):
+        driver.load(self.db, self.spec)
+        del self.db['collection_01'], self.db['collection_03']
+        result = driver.benchmark(lambda: self.db, self.spec, processes=1,
+                                  threads=2, iterations=1, ops_per_thread=40,
+                                  collections=[0, 2])
+        # Every find hit a document: an update followed each one.
+        self.assertEqual(result.operations, 2 * result.updated)
+        self.assertEqual(['collection_00', 'collection_02'],
+                         sorted(self.db))
+
     def test_server_errors_are_counted_not_hidden(self):
         class Broken(FakeDB):
             def __missing__(self, name):

@@ -23,12 +23,13 @@ from tempest.lib.common.utils import data_utils
 from tempest.lib import decorators
 from tempest.scenario import manager
 
+from tempest_plugin import config as config_groups
 from tempest_plugin.workload import dataset
 from tempest_plugin.workload import report
 from tempest_plugin.workload import topology
 
 CONF = config.CONF
-MONGO = CONF.cinder_flash_mongodb
+MONGO = config_groups.Lazy('cinder_flash_mongodb')
 DATABASE = 'bench'
 
 
