@@ -7,10 +7,12 @@ rest       K2 REST round trip of our client vs krest 1.3.7 (the in-tree
            driver's client), same calls, same array
 cow        snapshot and clone creation time after 256 MiB vs 4 GiB were
            written to the source (copy-on-write: the ratio should be ~1)
-ingest     MB/s per array CPU-second through iSCSI of a document data set,
-           and the data reduction reached, dedup vs nodedup volume groups
-iops       4k random write/read IOPS through iSCSI, our target vs tgtd
-           serving a file on tmpfs (the limit on this machine)
+ingest     MB/s per array CPU-second through iSCSI of the MongoDB
+           reference architecture's documents (tempest_plugin.workload),
+           and the data reduction of two copies, dedup vs nodedup
+iops       4k random write/read IOPS and 1 MiB sequential MB/s through
+           iSCSI, our target vs tgtd serving a file on tmpfs (the limit on
+           this machine)
 memory     the array's resident memory with 1 TiB provisioned, 8 GiB
            written
 ops, growth, concurrency
@@ -23,7 +25,6 @@ reported, never asserted.
 import argparse
 import json
 import os
-import random
 import re
 import shutil
 import statistics
@@ -114,22 +115,6 @@ def run(*cmd):
     return result.stdout
 
 
-def documents(path, mib, seed=7):
-    """JSON documents: compressible, with repeats (as a database's pages)."""
-    rnd = random.Random(seed)
-    states = ['state-%02d' % n for n in range(57)]
-    with open(path, 'wb') as f:
-        written = 0
-        while written < mib * MIB:
-            doc = ('{"mNumber": %d, "state": "%s", "fields": {%s}}\n' % (
-                rnd.randrange(10 ** 9), rnd.choice(states), ', '.join(
-                    '"f%d": "%016x"' % (n, rnd.getrandbits(64))
-                    for n in range(20)))).encode()
-            f.write(doc)
-            written += len(doc)
-        f.truncate(mib * MIB)
-
-
 def random_file(path, mib):
     with open(path, 'wb') as f:
         for _n in range(mib):
@@ -203,9 +188,11 @@ def bench_cow(args, tmp):
 
 
 def bench_ingest(args, tmp):
+    from tempest_plugin.workload import dataset
     mib = int(512 * args.scale)
     data = os.path.join(tmp, 'docs.raw')
-    documents(data, mib)
+    # The MongoDB reference architecture's documents (~16.5 KB of JSON).
+    dataset.write_file(data, mib * MIB)
     out = {}
     for dedup in (True, False):
         array = Array()
@@ -243,26 +230,45 @@ def _qemu_bench(url, write, count):
     return count / float(match.group(1) if match else seconds)
 
 
+def _qemu_seq(url, write, count):
+    """MB/s of ``count`` sequential 1 MiB requests, queue depth 4."""
+    cmd = ['qemu-img', 'bench', '-f', 'raw', '-t', 'none', '-c', str(count),
+           '-d', '4', '-s', str(MIB), '-S', str(MIB)]
+    if write:
+        cmd += ['-w', '--pattern', '90']
+    seconds, out = timed(lambda: run(*(cmd + [url])))
+    match = re.search(r'Run completed in ([\d.]+) seconds', out)
+    return count * MIB / 1e6 / float(match.group(1) if match else seconds)
+
+
+def _io_set(url, count, seq_count):
+    return {'write': _qemu_bench(url, True, count),
+            'read': _qemu_bench(url, False, count),
+            'seq_write_MBps': _qemu_seq(url, True, seq_count),
+            'seq_read_MBps': _qemu_seq(url, False, seq_count)}
+
+
 def bench_iops(args, tmp):
     count = int(40000 * args.scale)
+    # 1 MiB requests over the first 900 MiB (the tgtd LUN is 1 GiB).
+    seq_count = max(16, int(900 * args.scale))
     out = {}
     array = Array()
     try:
         _vg, vol = array.volume('iops', 1)
-        url = array.map('volumes', vol['id'])
-        out['ours'] = {'write': _qemu_bench(url, True, count),
-                       'read': _qemu_bench(url, False, count)}
+        out['ours'] = _io_set(array.map('volumes', vol['id']), count,
+                              seq_count)
     finally:
         array.stop()
     tgt = _tgtd(tmp)
     try:
         url = iscsi_url('127.0.0.1:%d' % tgt['port'], tgt['iqn'], 1)
-        out['tgtd_tmpfs'] = {'write': _qemu_bench(url, True, count),
-                             'read': _qemu_bench(url, False, count)}
+        out['tgtd_tmpfs'] = _io_set(url, count, seq_count)
     finally:
         _tgtd_stop(tgt)
-    out['write_ratio'] = out['ours']['write'] / out['tgtd_tmpfs']['write']
-    out['read_ratio'] = out['ours']['read'] / out['tgtd_tmpfs']['read']
+    for key in ('write', 'read', 'seq_write_MBps', 'seq_read_MBps'):
+        name = key.replace('_MBps', '') + '_ratio'
+        out[name] = out['ours'][key] / out['tgtd_tmpfs'][key]
     return out
 
 
@@ -409,6 +415,12 @@ def markdown(results):
                          'tmpfs) | %.0f%% |' % (
                              op, o['ours'][op], o['tgtd_tmpfs'][op],
                              100 * o['%s_ratio' % op]))
+        for op in ('write', 'read'):
+            key = 'seq_%s_MBps' % op
+            lines.append('| 1 MiB sequential %s MB/s (QD4) | %.0f | %.0f '
+                         '(tgtd, tmpfs) | %.0f%% |' % (
+                             op, o['ours'][key], o['tgtd_tmpfs'][key],
+                             100 * o['seq_%s_ratio' % op]))
     m = results.get('memory')
     if m:
         lines.append('| array RSS, %d GiB provisioned, %d MiB written | '

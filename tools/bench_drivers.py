@@ -270,9 +270,10 @@ def bench_ops(args, tmp):
 
 
 def _write(url, mib, tmp):
+    from tempest_plugin.workload import dataset
     from tools import bench
     path = os.path.join(tmp, 'src-%d.bin' % mib)
-    bench.documents(path, mib)
+    dataset.write_file(path, mib << 20)
     bench.run('qemu-img', 'convert', '-n', '-f', 'raw', '-O', 'raw', path,
               url)
 

@@ -375,6 +375,12 @@ class LinstorAdapter(flash_stats.CachedStats):
                 hosts.add(other)
         return hosts
 
+    def remote_access(self, volume):
+        """Whether a node without a replica may open the volume diskless."""
+        _pool, (_flt, _props, remote) = self._placement(volume.volume_type,
+                                                        volume.host)
+        return remote
+
     def make_local(self, volume, node, remote_ok=True):
         """A resource of the volume on ``node``; its device path."""
         name = self.rd_name(volume)
@@ -401,8 +407,7 @@ class LinstorAdapter(flash_stats.CachedStats):
         host = connector.get('host')
         if not host:
             raise exception.InvalidConnectorException(missing='host')
-        _pool, (_flt, _props, remote) = self._placement(volume.volume_type,
-                                                        volume.host)
+        remote = self.remote_access(volume)
         if volume.multiattach and self._other_hosts(volume, host):
             self.client.modify_resource_definition(
                 self.rd_name(volume), {'override_props': {TWO_PRIMARIES:

@@ -89,7 +89,11 @@ class LinstorISCSIDriver(LinstorBaseDriver):
                             'target_protocol')]
 
     def _local(self, volume):
-        return self.adapter.make_local(volume, self.adapter.local_node)
+        # linstor:allow_remote_access=False: export from a replica on this
+        # node (made diskful if it is not), never from a diskless client.
+        return self.adapter.make_local(
+            volume, self.adapter.local_node,
+            remote_ok=self.adapter.remote_access(volume))
 
     def create_export(self, context, volume, connector):
         return self.target_driver.create_export(context, volume,

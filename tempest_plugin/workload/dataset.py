@@ -7,6 +7,7 @@ the number of documents per collection; generation is deterministic per
 seed, so two loads of the same scale hold the same bytes.
 """
 
+import json
 import random
 import string
 
@@ -14,10 +15,24 @@ COLLECTIONS = 50
 DOCUMENTS_PER_COLLECTION = 15000
 DOCUMENT_BYTES = 16896          # ~16.5 KB
 STATES = tuple('STATE_%02d' % n for n in range(57))
-# Random text fields drawn from a small alphabet, as application data is:
-# it compresses, and documents share no long runs (little to deduplicate
-# inside one copy of the set).
-_ALPHABET = string.ascii_letters + string.digits + ' '
+# Text fields are random words of a fixed vocabulary, as application data
+# is: they compress, and documents share no long runs (little for
+# deduplication to find inside one copy of the set).
+_LETTERS = string.ascii_lowercase
+
+
+def _vocabulary(size=4096, seed=42):
+    rnd = random.Random(seed)
+    return [''.join(rnd.choice(_LETTERS) for _n in range(rnd.randrange(3, 11)))
+            for _w in range(size)]
+
+
+_WORDS = _vocabulary()
+
+
+def _text(rnd, length):
+    words = rnd.choices(_WORDS, k=length // 6 + 2)
+    return ' '.join(words)[:length]
 
 
 class Spec(object):
@@ -57,16 +72,14 @@ def document(spec, collection_index, n):
     doc = {'mNumber': spec.m_number(collection_index, n),
            'state': rnd.choice(STATES),
            'customer': {'id': rnd.randrange(10 ** 9),
-                        'name': ''.join(rnd.choice(string.ascii_letters)
-                                        for _i in range(12))},
+                        'name': _text(rnd, 16)},
            'created': 1483228800 + rnd.randrange(10 ** 8)}
     # Fill to the document size with random fields of 64-512 characters.
     budget = spec.document_bytes - 200
     field = 0
     while budget > 0:
         length = min(budget, rnd.randrange(64, 513))
-        doc['f%03d' % field] = ''.join(rnd.choice(_ALPHABET)
-                                       for _i in range(length))
+        doc['f%03d' % field] = _text(rnd, length)
         budget -= length + 10
         field += 1
     return doc
@@ -82,3 +95,19 @@ def batches(spec, collection_index, size=500):
             batch = []
     if batch:
         yield batch
+
+
+def write_file(path, nbytes):
+    """JSON lines of the data set until the file holds ``nbytes``."""
+    spec = Spec(scale=1.0)
+    written = n = 0
+    with open(path, 'w') as f:
+        while written < nbytes:
+            index, number = n % spec.collections, n // spec.collections
+            line = json.dumps(document(spec, index, number)) + '\n'
+            f.write(line)
+            written += len(line)
+            n += 1
+    with open(path, 'r+') as f:
+        f.truncate(nbytes)
+    return n

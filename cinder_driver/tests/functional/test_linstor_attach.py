@@ -4,6 +4,7 @@ from unittest import mock
 
 from cinder import objects
 
+from cinder_driver.common import exception as flash_exception
 from cinder_driver.linstor import driver as linstor_driver
 from cinder_driver.tests.functional import linstor_driver_base as base
 
@@ -118,3 +119,14 @@ class LinstorISCSIAttachTestCase(base.LinstorDriverTestCase):
 
     def test_target_helper_comes_from_cinder_conf(self):
         self.assertEqual('TgtAdm', type(self.driver.target_driver).__name__)
+
+    def test_diskful_export_needs_a_pool_on_the_volume_host(self):
+        self.driver.target_driver = mock.Mock()
+        vtype = self.volume_type(**{'linstor:allow_remote_access': 'False'})
+        vol = self.create(vtype=vtype)
+        err = self.assertRaises(flash_exception.ArrayAPIError,
+                                self.driver.create_export, self.ctx, vol,
+                                {'host': 'compute-7'})
+        self.assertIn('DfltStorPool', str(err))
+        self.driver.target_driver.create_export.assert_not_called()
+        self.assertNotIn(base.LOCAL_NODE, self.replicas(vol))

@@ -109,10 +109,12 @@ class ISCSIDriverTestCase(fakes.AdapterTestCase):
         self.assertEqual('iSCSI', drv.PROTOCOL)
         drv.adapter = mock.Mock(local_node='cinder-1')
         drv.adapter.make_local.return_value = '/dev/drbd/by-res/v/0'
+        drv.adapter.remote_access.return_value = False
         drv.target_driver = mock.Mock()
         vol = self.volume()
         drv.create_export(self.ctx, vol, {'host': 'comp-1'})
-        drv.adapter.make_local.assert_called_once_with(vol, 'cinder-1')
+        drv.adapter.make_local.assert_called_once_with(vol, 'cinder-1',
+                                                       remote_ok=False)
         drv.target_driver.create_export.assert_called_once_with(
             self.ctx, vol, '/dev/drbd/by-res/v/0')
         drv.remove_export(self.ctx, vol)

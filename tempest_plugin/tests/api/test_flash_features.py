@@ -2,6 +2,7 @@
 
 import json
 
+from tempest.api.volume.admin import test_group_snapshots
 from tempest.api.volume import base
 from tempest.common import waiters
 from tempest import config
@@ -126,3 +127,35 @@ class FlashVolumeTypesTest(base.BaseVolumeAdminTest):
                                                 new['id'], 'available')
         self.assertEqual(volume['size'], self.admin_volume_client.show_volume(
             new['id'])['volume']['size'])
+
+
+class FlashConsistentGroupSnapshotTest(
+        test_group_snapshots.BaseGroupSnapshotsTest):
+    """A consistent group's snapshot: one array-side cut of its volumes."""
+
+    volume_min_microversion = '3.14'
+    volume_max_microversion = 'latest'
+
+    @decorators.idempotent_id('2f0b0c1e-8a0b-4c55-9a51-0a3c7de1c106')
+    def test_consistent_group_snapshot(self):
+        types = {t['name']: t for t in
+                 self.admin_volume_types_client.list_volume_types()[
+                     'volume_types']}
+        vtype = types.get(FLASH.dedup_volume_type)
+        if vtype is None:
+            raise self.skipException('volume type %s missing' %
+                                     FLASH.dedup_volume_type)
+        group_type = self.create_group_type(group_specs={
+            'consistent_group_snapshot_enabled': '<is> True'})
+        group = self.create_group(group_type=group_type['id'],
+                                  volume_types=[vtype['id']])
+        volumes = [self.create_volume(volume_type=vtype['id'],
+                                      group_id=group['id'])
+                   for _n in range(2)]
+        cut = self._create_group_snapshot(group_id=group['id'])
+        snaps = [s for s in self.snapshots_client.list_snapshots(
+            detail=True)['snapshots'] if s['group_snapshot_id'] == cut['id']]
+        self.assertEqual(sorted(v['id'] for v in volumes),
+                         sorted(s['volume_id'] for s in snaps))
+        for snap in snaps:
+            self.assertEqual('available', snap['status'])
