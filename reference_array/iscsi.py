@@ -9,6 +9,7 @@ Negotiated: no digests, one connection per session, ImmediateData,
 InitialR2T=Yes, one outstanding R2T, data in order, ErrorRecoveryLevel 0.
 """
 
+import collections
 import hashlib
 import logging
 import os
@@ -111,6 +112,9 @@ class Session(object):
         self._chap = None
         self._luns = None
         self._generation = None
+        # Commands that arrived while a write's data was being solicited:
+        # initiators pipeline up to the command window.
+        self._pending = collections.deque()
 
     # -- wire ----------------------------------------------------------------
     def _recv_exact(self, n):
@@ -154,7 +158,8 @@ class Session(object):
     def run(self):
         try:
             while True:
-                pdu = self.read_pdu()
+                pdu = (self._pending.popleft() if self._pending
+                       else self.read_pdu())
                 if not self.full_feature:
                     if pdu.opcode != OP_LOGIN:
                         raise ProtocolError('opcode 0x%02x before login' %
@@ -447,9 +452,15 @@ class Session(object):
             end = len(data) + want
             while len(data) < end:
                 out = self.read_pdu()
-                if out.opcode != OP_DATA_OUT or out.itt != pdu.itt:
-                    raise ProtocolError('expected Data-Out, got 0x%02x' %
-                                        out.opcode)
+                if out.opcode != OP_DATA_OUT:
+                    # With InitialR2T=Yes only the solicited command sends
+                    # Data-Out; anything else is handled after it.
+                    self._pending.append(out)
+                    continue
+                if out.itt != pdu.itt:
+                    raise ProtocolError('Data-Out for task 0x%08x while '
+                                        'task 0x%08x is solicited' % (
+                                            out.itt, pdu.itt))
                 if out.u32(40) != len(data) or out.u32(36) != data_sn:
                     raise ProtocolError(
                         'Data-Out DataSN %d at offset %d, expected %d at %d'

@@ -65,6 +65,19 @@ class ArrayLUNTestCase(testtools.TestCase):
         one = self.k2.get('stats/volumes', idle['id'])
         self.assertEqual({'ref': '/volumes/%d' % idle['id']}, one['volume'])
 
+    def test_pipelined_large_writes(self):
+        # Several 1 MiB writes in flight at once: each needs solicited
+        # data (R2T) while the initiator already sends the next commands.
+        url = self.target()
+        result = iscsi_client.run(
+            'qemu-img', 'bench', '-f', 'raw', '-t', 'none', '-c', '48',
+            '-d', '8', '-s', str(MIB), '-S', str(MIB), '-w', '--pattern',
+            '77', url, timeout=120)
+        self.assertEqual(0, result.returncode, result.stderr)
+        result = iscsi_client.qemu_io(url, 'read -P 77 0 48M')
+        self.assertEqual(0, result.returncode, result.stderr)
+        self.assertNotIn('Pattern verification failed', result.stdout)
+
     def test_round_trip_is_identical_and_thin(self):
         src = self.source()
         result = iscsi_client.write_file(src, self.target())
