@@ -20,10 +20,12 @@ from tools.gate import bed as bed_mod  # noqa: E402
 # volume's group vanishes while the list is rendered: 404). They run
 # alone, after the concurrent pass.
 # A failover moves the whole backend to the other array: alone as well.
+# Our group snapshot test's cleanup lists every volume too.
 SERIAL_REGEX = (r'^(tempest\.api\.volume\.admin\.'
                 r'test_(volume_retype|groups|volumes_list|volume_manage|'
                 r'snapshot_manage|group_snapshots)\.'
-                r'|tempest_plugin\.tests\.api\.test_replication_failover)')
+                r'|tempest_plugin\.tests\.api\.(test_replication_failover|'
+                r'test_flash_features\.FlashConsistentGroupSnapshotTest))')
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = bed_mod.ROOT
 BIN = bed_mod.BIN

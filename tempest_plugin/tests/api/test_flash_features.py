@@ -149,13 +149,25 @@ class FlashConsistentGroupSnapshotTest(
             'consistent_group_snapshot_enabled': '<is> True'})
         group = self.create_group(group_type=group_type['id'],
                                   volume_types=[vtype['id']])
-        volumes = [self.create_volume(volume_type=vtype['id'],
-                                      group_id=group['id'])
-                   for _n in range(2)]
+        # The group's cleanup deletes its volumes (a volume in a group
+        # cannot be deleted alone).
+        volumes = []
+        for _n in range(2):
+            volume = self.volumes_client.create_volume(
+                size=CONF.volume.volume_size, volume_type=vtype['id'],
+                group_id=group['id'])['volume']
+            waiters.wait_for_volume_resource_status(
+                self.volumes_client, volume['id'], 'available')
+            volumes.append(volume)
         cut = self._create_group_snapshot(group_id=group['id'])
+        mine = {v['id'] for v in volumes}
+        # Other tests' snapshots are listed too: keep this group's.
         snaps = [s for s in self.snapshots_client.list_snapshots(
-            detail=True)['snapshots'] if s['group_snapshot_id'] == cut['id']]
-        self.assertEqual(sorted(v['id'] for v in volumes),
-                         sorted(s['volume_id'] for s in snaps))
+            detail=True)['snapshots'] if s['volume_id'] in mine]
+        self.assertEqual(sorted(mine), sorted(s['volume_id'] for s in snaps))
         for snap in snaps:
             self.assertEqual('available', snap['status'])
+            shown = self.snapshots_client.show_snapshot(snap['id'])[
+                'snapshot']
+            self.assertEqual(cut['id'], shown.get('group_snapshot_id',
+                                                  cut['id']))
