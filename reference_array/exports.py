@@ -8,59 +8,80 @@ from reference_array import scsi
 KIB = 1024
 
 
-class LUN(object):
+class Device(object):
+    """What the SCSI layer reads and writes: one layer of the engine.
+
+    Subclasses say which layer is current (it changes with snapshots and
+    restores) and what to count.
+    """
+
+    def __init__(self, store, engine, blocks, serial, naa, read_only=False):
+        self.store = store
+        self.engine = engine
+        self.blocks = blocks
+        self.serial = serial
+        self.naa = naa
+        self.read_only = read_only
+        self.chunk_blocks = engine.chunk // scsi.BLOCK
+
+    def _layer(self):
+        raise NotImplementedError()
+
+    def _count(self, direction, nbytes, started):
+        pass
+
+    def read(self, offset, length):
+        started = time.monotonic()
+        with self.store.lock:
+            data = self.engine.read(self._layer(), offset, length)
+        self._count('read', length, started)
+        return data
+
+    def write(self, offset, data):
+        started = time.monotonic()
+        with self.store.lock:
+            self.engine.write(self._layer(), offset, data)
+        self._count('write', len(data), started)
+
+    def unmap(self, offset, length):
+        with self.store.lock:
+            self.engine.unmap(self._layer(), offset, length)
+
+    def flush(self):
+        self.engine.flush()
+
+    def allocated_run(self, offset, limit):
+        with self.store.lock:
+            return self.engine.allocated_run(self._layer(), offset, limit)
+
+
+class LUN(Device):
     """A mapped volume or volsnap; I/O always finds its current layer."""
 
     def __init__(self, exports, resource, obj, system_id):
-        self.exports = exports
         self.resource = resource
         self.obj_id = obj['id']
         size_kib = obj['size'] if resource == 'volumes' else obj['_size']
-        self.blocks = size_kib * KIB // scsi.BLOCK
-        self.serial = obj['scsi_sn']
-        digest = hashlib.sha256(('%s/%s' % (system_id, self.serial)).encode())
+        serial = obj['scsi_sn']
+        digest = hashlib.sha256(('%s/%s' % (system_id, serial)).encode())
         # NAA 6 (registered extended) designator, stable per object.
-        self.naa = bytes([0x60 | (digest.digest()[0] & 0x0f)]) + \
+        naa = bytes([0x60 | (digest.digest()[0] & 0x0f)]) + \
             digest.digest()[1:16]
-        self.read_only = bool(obj.get('read_only')) or (
+        read_only = bool(obj.get('read_only')) or (
             resource == 'volsnaps' and not exports.is_view(obj))
-        self.chunk_blocks = exports.engine.chunk // scsi.BLOCK
+        super().__init__(exports.store, exports.engine,
+                         size_kib * KIB // scsi.BLOCK, serial, naa, read_only)
 
     def _layer(self):
-        obj = self.exports.store.get(self.resource, self.obj_id)
+        obj = self.store.get(self.resource, self.obj_id)
         if obj is None:
             raise scsi.SCSIError(*scsi.LUN_NOT_SUPPORTED)
         return obj['_layer']
 
     def _count(self, direction, nbytes, started):
         if self.resource == 'volumes':
-            self.exports.engine.count_volume(self.obj_id, direction, nbytes,
-                                             time.monotonic() - started)
-
-    def read(self, offset, length):
-        started = time.monotonic()
-        with self.exports.store.lock:
-            data = self.exports.engine.read(self._layer(), offset, length)
-        self._count('read', length, started)
-        return data
-
-    def write(self, offset, data):
-        started = time.monotonic()
-        with self.exports.store.lock:
-            self.exports.engine.write(self._layer(), offset, data)
-        self._count('write', len(data), started)
-
-    def unmap(self, offset, length):
-        with self.exports.store.lock:
-            self.exports.engine.unmap(self._layer(), offset, length)
-
-    def flush(self):
-        self.exports.engine.flush()
-
-    def allocated_run(self, offset, limit):
-        with self.exports.store.lock:
-            return self.exports.engine.allocated_run(self._layer(), offset,
-                                                     limit)
+            self.engine.count_volume(self.obj_id, direction, nbytes,
+                                     time.monotonic() - started)
 
 
 class Exports(object):

@@ -12,8 +12,10 @@ import re
 import time
 import uuid
 
+from reference_array import exports
 from reference_array import linstorprops
 from reference_array import linstorwire as wire
+from reference_array import scsi
 
 NODES, RGS, RDS, CTRL = 'ls_nodes', 'ls_rgs', 'ls_rds', 'ls_ctrl'
 DEFAULT_RG = 'DfltRscGrp'
@@ -129,48 +131,26 @@ def _layers(value, where):
     return layers
 
 
-class LinstorLUN(object):
-    """The emulated block device of a resource, served over iSCSI."""
+class LinstorLUN(exports.Device):
+    """The emulated DRBD device of a resource, served over iSCSI."""
 
-    def __init__(self, model, rd_name, number, size_kib, minor, diskless):
+    def __init__(self, model, rd_name, number, size_kib, minor):
         self.model = model
-        self.engine = model.engine
         self.rd_name = rd_name
         self.number = number
-        self.blocks = size_kib * 1024 // 512
-        self.serial = 'LS%08d' % minor
-        self.naa = bytes([0x60 | (minor >> 8 & 0x0f)]) + \
-            uuid.uuid5(uuid.NAMESPACE_OID, '%s/%s/%d' % (
-                model.system_id, rd_name, number)).bytes[:15]
-        self.read_only = False
-        self.chunk_blocks = self.engine.chunk // 512
+        naa = bytes([0x60 | (minor >> 8 & 0x0f)]) + uuid.uuid5(
+            uuid.NAMESPACE_OID, '%s/%s/%d' % (model.system_id, rd_name,
+                                              number)).bytes[:15]
+        super().__init__(model.store, model.engine,
+                         size_kib * 1024 // scsi.BLOCK, 'LS%08d' % minor,
+                         naa)
 
     def _layer(self):
         rd = self.model._find(RDS, self.rd_name)
         for vd in (rd or {}).get('vds', []):
             if vd['volume_number'] == self.number:
                 return vd['_layer']
-        from reference_array import scsi
         raise scsi.SCSIError(*scsi.LUN_NOT_SUPPORTED)
-
-    def read(self, offset, length):
-        with self.model.store.lock:
-            return self.engine.read(self._layer(), offset, length)
-
-    def write(self, offset, data):
-        with self.model.store.lock:
-            self.engine.write(self._layer(), offset, data)
-
-    def unmap(self, offset, length):
-        with self.model.store.lock:
-            self.engine.unmap(self._layer(), offset, length)
-
-    def flush(self):
-        self.engine.flush()
-
-    def allocated_run(self, offset, limit):
-        with self.model.store.lock:
-            return self.engine.allocated_run(self._layer(), offset, limit)
 
 
 class LinstorModel(object):
@@ -1468,8 +1448,7 @@ class LinstorModel(object):
                     # LUNs below 256 use the simplest SCSI addressing.
                     luns[vd['minor'] - MINOR_BASE] = LinstorLUN(
                         self, rd['name'], vd['volume_number'],
-                        vd['size_kib'], vd['minor'],
-                        rd['resources'][node_name]['diskless'])
+                        vd['size_kib'], vd['minor'])
         return luns
 
     def usage(self):

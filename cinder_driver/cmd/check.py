@@ -168,7 +168,6 @@ def _check_k2(report, conf, protocol, verify):
 
 
 def _check_linstor(report, conf, protocol, verify):
-    import socket as socket_mod
     from urllib import parse
 
     try:
@@ -179,22 +178,15 @@ def _check_linstor(report, conf, protocol, verify):
     if not urls:
         report.add(FAIL, 'config', 'linstor_uris is empty')
         return
-    node = conf.linstor_local_node or socket_mod.gethostname()
+    node = conf.linstor_local_node or socket.gethostname()
     report.add(PASS, 'config', 'LINSTOR %s driver, controllers %s, pool %s, '
                '%d replicas' % (protocol, ', '.join(urls),
                                 conf.linstor_storage_pool,
                                 conf.linstor_placement_count))
     timeout = conf.flash_rest_connect_timeout
-    answering = None
-    for url in urls:
-        parsed = parse.urlsplit(url)
-        try:
-            with socket_mod.create_connection(
-                    (parsed.hostname, parsed.port), timeout=timeout):
-                answering = url
-                break
-        except OSError:
-            continue
+    answering = next((url for url in urls if _connect(
+        parse.urlsplit(url).hostname, parse.urlsplit(url).port,
+        timeout) is None), None)
     if answering is None:
         report.add(FAIL, 'reachable', 'no controller answered: %s' %
                    ', '.join(urls))
@@ -269,14 +261,20 @@ def _check_linstor(report, conf, protocol, verify):
                               len(pools)))
 
 
-def _reachable(report, host, port, timeout):
-    started = time.monotonic()
+def _connect(host, port, timeout):
+    """None if a TCP connection opens, else why not."""
     try:
         with socket.create_connection((host, port), timeout=timeout):
-            pass
+            return None
     except OSError as e:
-        report.add(FAIL, 'reachable', '%s:%s: %s' % (host, port,
-                                                     e.strerror or e))
+        return e.strerror or str(e)
+
+
+def _reachable(report, host, port, timeout):
+    started = time.monotonic()
+    error = _connect(host, port, timeout)
+    if error:
+        report.add(FAIL, 'reachable', '%s:%s: %s' % (host, port, error))
         return False
     report.add(PASS, 'reachable', '%s:%s answered in %.0f ms' % (
         host, port, (time.monotonic() - started) * 1000))

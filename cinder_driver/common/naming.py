@@ -12,6 +12,10 @@ import re
 VOLUME_PREFIX = 'cv-'
 GROUP_PREFIX = 'cvg-'
 SNAPSHOT_PREFIX = 'cs-'
+# LINSTOR resource definitions and snapshots, named as LINBIT's driver
+# names them.
+LINSTOR_VOLUME_PREFIX = 'volume-'
+LINSTOR_SNAPSHOT_PREFIX = 'snapshot-'
 _UNSAFE = re.compile(r'[^0-9A-Za-z_-]')
 
 
@@ -25,6 +29,14 @@ def group_name(volume):
 
 def snapshot_name(snapshot):
     return SNAPSHOT_PREFIX + snapshot.id
+
+
+def linstor_volume_name(volume):
+    return LINSTOR_VOLUME_PREFIX + volume.name_id
+
+
+def linstor_snapshot_name(snapshot):
+    return LINSTOR_SNAPSHOT_PREFIX + snapshot.id
 
 
 def fit(name, limit):

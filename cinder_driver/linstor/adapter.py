@@ -27,8 +27,6 @@ from cinder_driver.linstor import client as linstor_client
 LOG = logging.getLogger(__name__)
 VENDOR = 'cinder-flash'
 NAME_LIMIT = 48
-VOLUME_PREFIX = 'volume-'
-SNAPSHOT_PREFIX = 'snapshot-'
 SCOPE = 'linstor:'
 PROPERTY_PREFIX = 'linstor:property:'
 # The one key outside LINSTOR's own namespaces a type may set.
@@ -201,11 +199,11 @@ class LinstorAdapter(flash_stats.CachedStats):
     # -- names ----------------------------------------------------------------
     @staticmethod
     def rd_name(volume):
-        return volume.provider_id or VOLUME_PREFIX + volume.name_id
+        return volume.provider_id or naming.linstor_volume_name(volume)
 
     @staticmethod
     def snap_name(snapshot):
-        return snapshot.provider_id or SNAPSHOT_PREFIX + snapshot.id
+        return snapshot.provider_id or naming.linstor_snapshot_name(snapshot)
 
     def rg_name(self, volume_type, pool=None):
         base = self.configuration.linstor_resource_group_prefix + (

@@ -1,11 +1,33 @@
 """What every driver test case against a live reference array shares."""
 
 from cinder.tests.unit import test
+from cinder.volume import configuration
+from cinder.volume import driver as volume_driver
 
 from cinder_driver.tests import objects
 
 
 class DriverTestCase(test.TestCase):
+
+    def backend_options(self):
+        """The backend section's options for this array (a dict)."""
+        raise NotImplementedError()
+
+    def make_driver(self, driver_kwargs=None, **overrides):
+        """A driver set up and checked as cinder-volume would."""
+        options = dict(self.backend_options(),
+                       volume_backend_name=self.BACKEND,
+                       flash_rest_retries=0)
+        options.update(overrides)
+        conf = configuration.Configuration(volume_driver.volume_opts,
+                                           config_group=self.BACKEND)
+        drv = self.DRIVER(configuration=conf, host='cinder@' + self.BACKEND,
+                          **(driver_kwargs or {}))
+        for key, value in options.items():
+            self.override_config(key, value, group=self.BACKEND)
+        drv.do_setup(self.ctx)
+        drv.check_for_setup_error()
+        return drv
 
     def requests(self):
         """'METHOD path' lines of the array's request log so far."""

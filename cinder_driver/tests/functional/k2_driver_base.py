@@ -1,8 +1,6 @@
 """A K2 driver instance configured against a live reference array."""
 
 from cinder import context
-from cinder.volume import configuration
-from cinder.volume import driver as volume_driver
 
 from cinder_driver.k2 import driver as k2_driver
 from cinder_driver.tests.functional import array_fixture
@@ -26,24 +24,12 @@ class K2DriverTestCase(driver_base.DriverTestCase):
         self.ctx = context.get_admin_context()
         self.driver = self.make_driver()
 
-    def make_driver(self, driver_kwargs=None, **overrides):
-        options = {'san_ip': self.array.k2_host,
-                   'san_api_port': self.array.k2_port,
-                   'san_login': self.array.info['user'],
-                   'san_password': self.array.info['password'],
-                   'driver_ssl_cert_path': self.array.info['ca_cert'],
-                   'volume_backend_name': self.BACKEND,
-                   'flash_rest_retries': 0}
-        options.update(overrides)
-        conf = configuration.Configuration(volume_driver.volume_opts,
-                                           config_group=self.BACKEND)
-        drv = self.DRIVER(configuration=conf, host='cinder@' + self.BACKEND,
-                          **(driver_kwargs or {}))
-        for key, value in options.items():
-            self.override_config(key, value, group=self.BACKEND)
-        drv.do_setup(self.ctx)
-        drv.check_for_setup_error()
-        return drv
+    def backend_options(self):
+        return {'san_ip': self.array.k2_host,
+                'san_api_port': self.array.k2_port,
+                'san_login': self.array.info['user'],
+                'san_password': self.array.info['password'],
+                'driver_ssl_cert_path': self.array.info['ca_cert']}
 
     def requests(self):
         return self.array.k2_requests()

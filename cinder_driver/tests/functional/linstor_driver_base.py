@@ -1,8 +1,6 @@
 """A LINSTOR driver instance configured against a live reference array."""
 
 from cinder import context
-from cinder.volume import configuration
-from cinder.volume import driver as volume_driver
 
 from cinder_driver.linstor import driver as linstor_driver
 from cinder_driver.tests.functional import array_fixture
@@ -25,20 +23,9 @@ class LinstorDriverTestCase(driver_base.DriverTestCase):
         self.ctx = context.get_admin_context()
         self.driver = self.make_driver()
 
-    def make_driver(self, **overrides):
-        options = {'linstor_uris': [self.array.linstor_url],
-                   'linstor_local_node': LOCAL_NODE,
-                   'volume_backend_name': self.BACKEND,
-                   'flash_rest_retries': 0}
-        options.update(overrides)
-        conf = configuration.Configuration(volume_driver.volume_opts,
-                                           config_group=self.BACKEND)
-        drv = self.DRIVER(configuration=conf, host='cinder@' + self.BACKEND)
-        for key, value in options.items():
-            self.override_config(key, value, group=self.BACKEND)
-        drv.do_setup(self.ctx)
-        drv.check_for_setup_error()
-        return drv
+    def backend_options(self):
+        return {'linstor_uris': [self.array.linstor_url],
+                'linstor_local_node': LOCAL_NODE}
 
     def requests(self):
         return self.array.linstor_requests()

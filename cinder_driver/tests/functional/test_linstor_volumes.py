@@ -113,14 +113,12 @@ class LinstorTLSTestCase(base.LinstorDriverTestCase):
 
     ARRAY_ARGS = ['--linstor-tls']
 
-    def make_driver(self, **overrides):
+    def backend_options(self):
         url = self.array.linstor_url
         self.assertTrue(url.startswith('https://'), url)
-        options = {'linstor_uris': [url.replace('https://',
-                                                'linstor+ssl://')],
-                   'linstor_trusted_ca': self.array.info['ca_cert']}
-        options.update(overrides)
-        return super().make_driver(**options)
+        return dict(super().backend_options(),
+                    linstor_uris=[url.replace('https://', 'linstor+ssl://')],
+                    linstor_trusted_ca=self.array.info['ca_cert'])
 
     def test_verified_controller_and_a_second_uri(self):
         vol = self.create()

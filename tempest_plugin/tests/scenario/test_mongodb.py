@@ -155,19 +155,19 @@ class MongoDBScenarioTest(manager.ScenarioTest):
         before = self._pool(volume_type)
         # The benchmark runs on the entry member with this library copied
         # over; it prints one JSON line of results.
-        entry['ssh'].exec_command(
-            'mkdir -p /tmp/flash && echo %s | base64 -d | tar xz -C '
-            '/tmp/flash && (python3 -c "import pymongo" || sudo pip3 '
-            'install pymongo)' % _library())
         uri = 'mongodb://127.0.0.1:%d/' % topology.PORT
         if topo == topology.REPLICA_SET:
             uri += '?replicaSet=rs0'
+        # In a temporary directory of the member, removed afterwards.
         out = entry['ssh'].exec_command(
-            'cd /tmp/flash && python3 -m tempest_plugin.workload.remote '
+            'd=$(mktemp -d) && trap \'rm -rf "$d"\' EXIT && '
+            'echo %s | base64 -d | tar xz -C "$d" && '
+            '(python3 -c "import pymongo" || sudo pip3 install pymongo) && '
+            'cd "$d" && python3 -m tempest_plugin.workload.remote '
             '--uri %s --database %s --scale %s --processes %d --threads %d '
-            '--iterations %d' % (uri, DATABASE, MONGO.dataset_scale,
-                                 MONGO.processes, MONGO.threads,
-                                 MONGO.iterations))
+            '--iterations %d' % (_library(), uri, DATABASE,
+                                 MONGO.dataset_scale, MONGO.processes,
+                                 MONGO.threads, MONGO.iterations))
         measured = json.loads(out.strip().splitlines()[-1])
         after = self._fresh_pool(volume_type, before)
         row = {'topology': topo, 'volume type': volume_type,
