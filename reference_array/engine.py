@@ -10,21 +10,55 @@ Storage model
   on top; views and clones are new layers over a frozen one. All of these
   cost the same whatever the amount of data written.
 * Stored chunks are zstd-compressed. Chunks written to deduplicating
-  volumes are indexed by their SHA-256 digest and shared; every map entry
+  volumes are indexed by their BLAKE3 digest and shared; every map entry
   holds one reference, and a chunk is freed with its last reference.
-* Everything lives in the array's SQLite database: a write's data and
+* Everything lives in the array's SQLite database: a chunk's data and
   its map entry commit together, so a crash never leaves a map entry
-  without its data. ``flush`` makes every committed write durable on disk.
+  without its data.
+* The array has a write-back cache, as K2 has (MODE SENSE says WCE=1):
+  data-path writes are staged in memory as whole chunks and settled into
+  the database in batches, which costs one transaction per batch instead
+  of one per write. ``flush`` (SYNCHRONIZE CACHE, FUA) settles and makes
+  everything durable; anything that reads the maps or changes the layer
+  tree settles first, so only the data path ever sees staged chunks.
+  Staged writes are stored before any transaction begins, never inside
+  one; writes made inside a caller's transaction are stored within it.
+  The array's main loop stores writes that have waited a few seconds.
 """
 
-import hashlib
+import collections
+import functools
 import threading
 import time
 
+import blake3
 import zstandard
 
 DEFAULT_CHUNK = 16 * 1024
 ZERO = 0
+# Staged writes settle once this much is waiting; decompressed chunks are
+# kept up to this much for reads. Both bound the array's memory.
+DIRTY_LIMIT = 32 * 1024 * 1024
+CACHE_LIMIT = 32 * 1024 * 1024
+# SQLite's default limit on host parameters is well above this.
+BATCH = 500
+
+# Reference counts live apart from the data: a count changes on every
+# deduplicated write, and SQLite rewrites a whole row to change a column.
+CHUNK_TABLES = ("""
+CREATE TABLE IF NOT EXISTS chunks (
+    id INTEGER PRIMARY KEY,
+    digest BLOB,
+    refs INTEGER NOT NULL,
+    raw INTEGER NOT NULL,
+    size INTEGER NOT NULL
+)
+""", """
+CREATE TABLE IF NOT EXISTS chunk_data (
+    id INTEGER PRIMARY KEY,
+    data BLOB NOT NULL
+)
+""")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS layers (
@@ -39,25 +73,58 @@ CREATE TABLE IF NOT EXISTS maps (
     chunk INTEGER NOT NULL,
     PRIMARY KEY (layer, idx)
 ) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS chunks (
-    id INTEGER PRIMARY KEY,
-    digest BLOB,
-    refs INTEGER NOT NULL,
-    raw INTEGER NOT NULL,
-    data BLOB NOT NULL
-);
+%(chunk_tables)s
 CREATE INDEX IF NOT EXISTS chunks_digest ON chunks(digest)
     WHERE digest IS NOT NULL;
 CREATE TABLE IF NOT EXISTS totals (
     name TEXT PRIMARY KEY,
     value INTEGER NOT NULL
 );
-"""
+""" % {'chunk_tables': ';'.join(CHUNK_TABLES) + ';'}
+
+
+class _Patch(object):
+    """Bytes written into part of a chunk whose earlier content has not
+    been looked up yet: it is, in a batch, when the chunk settles, or
+    when the chunk is read first.
+    """
+
+    __slots__ = ('data', 'spans')
+
+    def __init__(self, size):
+        self.data = bytearray(size)
+        self.spans = []
+
+    def put(self, inner, piece):
+        self.data[inner:inner + len(piece)] = piece
+        self.spans.append((inner, inner + len(piece)))
+
+    def over(self, base):
+        """The whole chunk: ``base`` (None: zeros) under what was written."""
+        out = bytearray(base) if base is not None else bytearray(
+            len(self.data))
+        for start, end in self.spans:
+            out[start:end] = self.data[start:end]
+        return bytes(out)
+
+
+_MISSING = object()
+
+
+def _settled(method):
+    """Settle staged writes before ``method`` reads maps or changes layers."""
+    @functools.wraps(method)
+    def settled(self, *args, **kwargs):
+        with self.lock:
+            self._settle()
+            return method(self, *args, **kwargs)
+    return settled
 
 
 class Engine(object):
 
-    def __init__(self, store, chunk_size=DEFAULT_CHUNK, level=1):
+    def __init__(self, store, chunk_size=DEFAULT_CHUNK, level=1,
+                 dirty_limit=DIRTY_LIMIT, cache_limit=CACHE_LIMIT):
         """``store``: the MetadataStore whose database holds the data."""
         self.store = store
         self.db = store._db
@@ -76,7 +143,17 @@ class Engine(object):
         # all its chunks in one statement.
         self._chains = {}
         self._dedup = {}
+        # (layer, idx) -> whole chunk, or None for zeros, not yet settled.
+        self._dirty = {}
+        self._staged_at = 0.0
+        self._dirty_limit = max(dirty_limit, chunk_size)
+        # chunk id -> decompressed data; stored chunks never change.
+        self._cache = collections.OrderedDict()
+        self._cache_bytes = 0
+        self._cache_limit = cache_limit
+        store.before_transaction = self._settle
         with self.lock:
+            self._migrate()
             self.db.executescript(SCHEMA)
         with self.store.transaction():
             for name in ('physical', 'logical', 'stored_raw'):
@@ -84,6 +161,23 @@ class Engine(object):
                                 (name,))
             self._last_chunk = self.db.execute(
                 'SELECT COALESCE(MAX(id), 0) FROM chunks').fetchone()[0]
+
+    def _migrate(self):
+        """Move a database whose chunks kept their data in the same row."""
+        columns = [row[1] for row in self.db.execute(
+            'PRAGMA table_info(chunks)')]
+        if 'data' not in columns:
+            return
+        with self.store.transaction():
+            for statement in (
+                    'DROP INDEX IF EXISTS chunks_digest',
+                    'ALTER TABLE chunks RENAME TO chunks_v1',
+                    *CHUNK_TABLES,
+                    'INSERT INTO chunks SELECT id, digest, refs, raw, '
+                    'length(data) FROM chunks_v1',
+                    'INSERT INTO chunk_data SELECT id, data FROM chunks_v1',
+                    'DROP TABLE chunks_v1'):
+                self.db.execute(statement)
 
     def count_volume(self, volume_id, direction, nbytes, seconds):
         """Per-volume I/O counters (K2 stats/volumes)."""
@@ -104,6 +198,7 @@ class Engine(object):
         return codec
 
     # -- layers ------------------------------------------------------------
+    @_settled
     def new_layer(self, parent=None, dedup=True):
         """A writable layer over ``parent`` (None: all zeros)."""
         with self.store.transaction():
@@ -118,11 +213,13 @@ class Engine(object):
         self.db.execute('UPDATE layers SET refs = refs + ? WHERE id = ?',
                         (delta, layer))
 
+    @_settled
     def hold(self, layer):
         """One more owner of ``layer`` (a snapshot freezing it)."""
         with self.store.transaction():
             self._ref_layer(layer, +1)
 
+    @_settled
     def release(self, layer):
         """Drop one owner; frees the layer and unreferenced ancestors."""
         with self.store.transaction():
@@ -133,16 +230,16 @@ class Engine(object):
                     (layer,)).fetchone()
                 if row is None or row[0] > 0:
                     return
-                for (chunk,) in self.db.execute(
-                        'SELECT chunk FROM maps WHERE layer = ? AND chunk '
-                        '!= 0', (layer,)).fetchall():
-                    self._unref_chunk(chunk)
+                self._unref_chunks([chunk for (chunk,) in self.db.execute(
+                    'SELECT chunk FROM maps WHERE layer = ? AND chunk != 0',
+                    (layer,))])
                 self.db.execute('DELETE FROM maps WHERE layer = ?', (layer,))
                 self.db.execute('DELETE FROM layers WHERE id = ?', (layer,))
                 self._chains.clear()
                 self._dedup.pop(layer, None)
                 layer = row[1]
 
+    @_settled
     def freeze(self, layer):
         """Snapshot support: return the new top layer over ``layer``.
 
@@ -182,31 +279,113 @@ class Engine(object):
             self.db.execute('UPDATE totals SET value = value + ? WHERE '
                             'name = ?', (delta, name))
 
-    def _unref_chunk(self, chunk):
-        self.db.execute('UPDATE chunks SET refs = refs - 1 WHERE id = ?',
-                        (chunk,))
-        refs, raw, size = self.db.execute(
-            'SELECT refs, raw, length(data) FROM chunks WHERE id = ?',
-            (chunk,)).fetchone()
-        self._add_total('logical', -raw)
-        if refs <= 0:
-            self.db.execute('DELETE FROM chunks WHERE id = ?', (chunk,))
-            self._add_total('physical', -size)
-            self._add_total('stored_raw', -raw)
+    def _unref_chunks(self, chunks):
+        """Drop one reference per listed chunk id; free unreferenced ones."""
+        counts = collections.Counter(chunks)
+        counts.pop(ZERO, None)
+        if not counts:
+            return
+        self.db.executemany('UPDATE chunks SET refs = refs - ? WHERE id = ?',
+                            [(n, chunk) for chunk, n in counts.items()])
+        logical = physical = stored = 0
+        freed = []
+        ids = list(counts)
+        for start in range(0, len(ids), BATCH):
+            part = ids[start:start + BATCH]
+            for chunk, refs, raw, size in self.db.execute(
+                    'SELECT id, refs, raw, size FROM chunks WHERE id '
+                    'IN (%s)' % ','.join('?' * len(part)), part):
+                logical += raw * counts[chunk]
+                if refs <= 0:
+                    freed.append((chunk,))
+                    physical += size
+                    stored += raw
+                    self._forget(chunk)
+        self.db.executemany('DELETE FROM chunks WHERE id = ?', freed)
+        self.db.executemany('DELETE FROM chunk_data WHERE id = ?', freed)
+        self._add_total('logical', -logical)
+        self._add_total('physical', -physical)
+        self._add_total('stored_raw', -stored)
+
+    def _forget(self, chunk):
+        data = self._cache.pop(chunk, None)
+        if data is not None:
+            self._cache_bytes -= len(data)
+
+    def _chunk_data(self, chunk):
+        data = self._cache.get(chunk)
+        if data is not None:
+            self._cache.move_to_end(chunk)
+            return data
+        packed, = self.db.execute('SELECT data FROM chunk_data WHERE id = ?',
+                                  (chunk,)).fetchone()
+        data = self._codec()[1].decompress(packed)
+        self._cache[chunk] = data
+        self._cache_bytes += len(data)
+        while self._cache_bytes > self._cache_limit:
+            _old, dropped = self._cache.popitem(last=False)
+            self._cache_bytes -= len(dropped)
+        return data
 
     def _read_chunk(self, chain, idx):
-        for layer in chain:
-            row = self.db.execute(
-                'SELECT chunk FROM maps WHERE layer = ? AND idx = ?',
-                (layer, idx)).fetchone()
-            if row is None:
-                continue
-            if row[0] == ZERO:
-                return None
-            data, = self.db.execute('SELECT data FROM chunks WHERE id = ?',
-                                    (row[0],)).fetchone()
-            return self._codec()[1].decompress(data)
+        """A chunk of an image (staged or settled), None for zeros."""
+        dirty = self._dirty
+        for n, layer in enumerate(chain):
+            if dirty:
+                entry = dirty.get((layer, idx), _MISSING)
+                if entry is not _MISSING:
+                    if entry.__class__ is not _Patch:
+                        return entry
+                    chunk = self._map_entry(layer, idx)
+                    return self._apply(layer, idx, entry, (
+                        self._content(chunk) if chunk is not None
+                        else self._read_chunk(chain[n + 1:], idx)))
+            chunk = self._map_entry(layer, idx)
+            if chunk is not None:
+                return self._content(chunk)
         return None
+
+    def _map_entry(self, layer, idx):
+        row = self.db.execute(
+            'SELECT chunk FROM maps WHERE layer = ? AND idx = ?',
+            (layer, idx)).fetchone()
+        return row[0] if row else None
+
+    def _content(self, chunk):
+        return None if chunk == ZERO else self._chunk_data(chunk)
+
+    def _apply(self, layer, idx, patch, base):
+        """Stage a patch as the whole chunk it makes of ``base``."""
+        block = patch.over(base)
+        block = None if block == self._zero else block
+        self._dirty[(layer, idx)] = block
+        return block
+
+    def _apply_patches(self):
+        """Look up the earlier content of every patch, a query per batch."""
+        by_layer = {}
+        for (layer, idx), entry in self._dirty.items():
+            if entry.__class__ is _Patch:
+                by_layer.setdefault(layer, {})[idx] = entry
+        for layer, patches in by_layer.items():
+            chain = self._chain(layer)
+            marks = ','.join('?' * len(chain))
+            settled = {(anc, idx): chunk for anc, idx, chunk in
+                       self._select_in(
+                           'SELECT layer, idx, chunk FROM maps WHERE layer '
+                           'IN (' + marks + ') AND idx IN (%s)', patches,
+                           *chain)}
+            for idx, patch in patches.items():
+                base = None
+                for n, anc in enumerate(chain):
+                    if n and (anc, idx) in self._dirty:
+                        # Staged below (rare): the general path.
+                        base = self._read_chunk(chain[n:], idx)
+                        break
+                    if (anc, idx) in settled:
+                        base = self._content(settled[(anc, idx)])
+                        break
+                self._apply(layer, idx, patch, base)
 
     # -- data path -----------------------------------------------------------
     def _count(self, direction, nbytes, started):
@@ -236,28 +415,82 @@ class Engine(object):
         return bytes(out)
 
     def write(self, layer, offset, data):
-        """Write ``data`` at ``offset``; all-zero chunks are unmapped."""
+        """Write ``data`` at ``offset``; all-zero chunks are unmapped.
+
+        The data is staged; it settles with the next batch, at a
+        ``flush``, or at once inside a caller's transaction.
+        """
         started = time.monotonic()
         view = memoryview(data)
-        with self.store.transaction(durable=False):
-            chain = self._chain(layer)
-            blocks = []
+        with self.lock:
+            dirty = self._dirty
+            if not dirty:
+                self._staged_at = started
             pos, end = offset, offset + len(data)
             while pos < end:
                 idx, inner = divmod(pos, self.chunk)
                 take = min(self.chunk - inner, end - pos)
                 piece = view[pos - offset:pos - offset + take]
+                pos += take
                 if take == self.chunk:
                     block = bytes(piece)
                 else:
-                    base = self._read_chunk(chain, idx) or self._zero
-                    block = (base[:inner] + bytes(piece) +
-                             base[inner + take:])
-                blocks.append((idx, None if block == self._zero else block))
-                pos += take
-            if blocks:
-                self._put_blocks(layer, chain, blocks)
+                    base = dirty.get((layer, idx), _MISSING)
+                    if base is _MISSING or base.__class__ is _Patch:
+                        if base is _MISSING:
+                            base = dirty[(layer, idx)] = _Patch(self.chunk)
+                        base.put(inner, piece)
+                        continue
+                    base = base or self._zero
+                    block = b''.join((base[:inner], piece,
+                                      base[inner + take:]))
+                dirty[(layer, idx)] = None if block == self._zero else block
+            if (self.store.in_transaction() or
+                    len(dirty) * self.chunk >= self._dirty_limit):
+                self._settle()
         self._count('write', len(data), started)
+
+    def settle(self, older_than=0.0):
+        """Store the staged writes if they have waited ``older_than``
+        seconds: they then survive a crash of the array's process (not
+        of the machine: that takes a ``flush``).
+        """
+        with self.lock:
+            if self._dirty and (time.monotonic() - self._staged_at
+                                >= older_than):
+                self._settle()
+
+    def _settle(self):
+        """Store every staged chunk, in one transaction."""
+        if not self._dirty:
+            return
+        self._apply_patches()
+        staged, self._dirty = self._dirty, {}
+        by_layer = {}
+        for (layer, idx), block in staged.items():
+            by_layer.setdefault(layer, []).append((idx, block))
+        # Inside a caller's transaction only the caller's own writes are
+        # staged (the rest were stored when it began); they go with it.
+        theirs = self.store.in_transaction()
+        try:
+            with self.store.transaction(durable=False):
+                for layer, blocks in by_layer.items():
+                    blocks.sort(key=lambda entry: entry[0])
+                    self._put_blocks(layer, self._chain(layer), blocks)
+        except BaseException:
+            if not theirs:
+                # Nothing was stored: keep the staged data, newer on top.
+                staged.update(self._dirty)
+                self._dirty = staged
+            raise
+
+    def _select_in(self, sql, keys, *args):
+        """Rows of ``sql`` % placeholders for ``keys``, in batches."""
+        keys = list(keys)
+        for start in range(0, len(keys), BATCH):
+            part = keys[start:start + BATCH]
+            yield from self.db.execute(
+                sql % ','.join('?' * len(part)), list(args) + part)
 
     def _put_blocks(self, layer, chain, blocks):
         """Store whole chunks and point the layer at them, in few queries.
@@ -265,21 +498,19 @@ class Engine(object):
         ``blocks``: [(idx, data or None for zeros)], ascending idx.
         """
         dedup = self._layer_dedup(layer)
-        lo, hi = blocks[0][0], blocks[-1][0]
-        old = dict(self.db.execute(
-            'SELECT idx, chunk FROM maps WHERE layer = ? AND idx BETWEEN ? '
-            'AND ?', (layer, lo, hi)))
+        idxs = [idx for idx, _block in blocks]
+        old = dict(self._select_in(
+            'SELECT idx, chunk FROM maps WHERE layer = ? AND idx IN (%s)',
+            idxs, layer))
         digests, known = {}, {}
         if dedup:
+            digest_of = blake3.blake3
             for idx, block in blocks:
                 if block is not None:
-                    digests[idx] = hashlib.sha256(block).digest()
-            wanted = list(set(digests.values()))
-            for start in range(0, len(wanted), 500):
-                part = wanted[start:start + 500]
-                known.update((d, i) for i, d in self.db.execute(
-                    'SELECT id, digest FROM chunks WHERE digest IN (%s)' %
-                    ','.join('?' * len(part)), part))
+                    digests[idx] = digest_of(block).digest()
+            known.update((d, i) for i, d in self._select_in(
+                'SELECT id, digest FROM chunks WHERE digest IN (%s)',
+                set(digests.values())))
         compress = self._codec()[0].compress
         new_rows, entries, zeros = [], [], []
         logical = physical = stored = 0
@@ -301,13 +532,15 @@ class Engine(object):
                     known[digest] = chunk
             entries.append((layer, idx, chunk))
         # One reference per map entry; new chunks are inserted with theirs.
-        counts = {}
-        for _layer, _idx, chunk in entries:
-            counts[chunk] = counts.get(chunk, 0) + 1
+        counts = collections.Counter(chunk for _l, _i, chunk in entries)
         self.db.executemany(
-            'INSERT INTO chunks (id, digest, refs, raw, data) VALUES '
-            '(?, ?, ?, ?, ?)', [(chunk, digest, counts.pop(chunk), raw, packed)
+            'INSERT INTO chunks (id, digest, refs, raw, size) VALUES '
+            '(?, ?, ?, ?, ?)', [(chunk, digest, counts.pop(chunk), raw,
+                                 len(packed))
                                 for chunk, digest, raw, packed in new_rows])
+        self.db.executemany(
+            'INSERT INTO chunk_data (id, data) VALUES (?, ?)',
+            [(chunk, packed) for chunk, _d, _r, packed in new_rows])
         if counts:
             self.db.executemany(
                 'UPDATE chunks SET refs = refs + ? WHERE id = ?',
@@ -316,10 +549,10 @@ class Engine(object):
             masked = set()
             below = chain[1:]
             if below:
-                masked = {idx for (idx,) in self.db.execute(
-                    'SELECT DISTINCT idx FROM maps WHERE layer IN (%s) AND '
-                    'idx BETWEEN ? AND ?' % ','.join('?' * len(below)),
-                    below + [zeros[0], zeros[-1]])}
+                marks = ','.join('?' * len(below))
+                masked = {idx for (idx,) in self._select_in(
+                    'SELECT DISTINCT idx FROM maps WHERE layer IN (' + marks +
+                    ') AND idx IN (%s)', zeros, *below)}
             # A zero range over nothing costs nothing: no entry at all.
             self.db.executemany(
                 'DELETE FROM maps WHERE layer = ? AND idx = ?',
@@ -327,10 +560,7 @@ class Engine(object):
             entries += [(layer, idx, ZERO) for idx in zeros if idx in masked]
         self.db.executemany('INSERT OR REPLACE INTO maps VALUES (?, ?, ?)',
                             entries)
-        for idx, _block in blocks:
-            previous = old.get(idx)
-            if previous:
-                self._unref_chunk(previous)
+        self._unref_chunks(old.values())
         self._add_total('logical', logical)
         self._add_total('physical', physical)
         self._add_total('stored_raw', stored)
@@ -344,6 +574,7 @@ class Engine(object):
             self.write(layer, pos, bytes(take))
             pos += take
 
+    @_settled
     def allocated_run(self, layer, offset, limit):
         """(allocated, length) of the run of chunks starting at offset.
 
@@ -369,6 +600,7 @@ class Engine(object):
                 idx += 1
             return kind, min(idx * self.chunk, offset + limit) - offset
 
+    @_settled
     def changed_chunks(self, layer, base):
         """Chunk indexes whose content may differ between two images.
 
@@ -388,12 +620,14 @@ class Engine(object):
                     'SELECT idx FROM maps WHERE layer = ?', (anc,)))
         return sorted(idxs)
 
+    @_settled
     def read_chunks(self, layer, idxs):
         """[(idx, data or None for zeros)] of one image."""
         with self.lock:
             chain = self._chain(layer)
             return [(idx, self._read_chunk(chain, idx)) for idx in idxs]
 
+    @_settled
     def layer_is_empty(self, layer):
         with self.lock:
             return self.db.execute('SELECT 1 FROM maps WHERE layer = ? '
@@ -406,16 +640,20 @@ class Engine(object):
         return row[0] if row else None
 
     def flush(self):
-        """Make every committed write durable (SYNCHRONIZE CACHE)."""
-        self.store.sync()
+        """Make every write so far durable (SYNCHRONIZE CACHE, FUA)."""
+        with self.lock:
+            self._settle()
+            self.store.sync()
 
     # -- accounting ----------------------------------------------------------
+    @_settled
     def totals(self):
         with self.lock:
             rows = dict(self.db.execute('SELECT name, value FROM totals'))
         return {'physical': rows['physical'], 'logical': rows['logical'],
                 'stored_raw': rows['stored_raw']}
 
+    @_settled
     def usage(self, layers):
         """(logical, physical) bytes the maps of ``layers`` hold.
 
@@ -430,11 +668,12 @@ class Engine(object):
                 'ON c.id = m.chunk WHERE m.layer IN (%s)' % marks,
                 list(layers)).fetchone()[0]
             physical = self.db.execute(
-                'SELECT COALESCE(SUM(length(data)), 0) FROM chunks WHERE id '
+                'SELECT COALESCE(SUM(size), 0) FROM chunks WHERE id '
                 'IN (SELECT chunk FROM maps WHERE layer IN (%s))' % marks,
                 list(layers)).fetchone()[0]
         return logical, physical
 
+    @_settled
     def layer_written(self, layer):
         """Bytes of data this layer holds itself (not its ancestors)."""
         with self.lock:

@@ -23,9 +23,20 @@ class Device(object):
         self.naa = naa
         self.read_only = read_only
         self.chunk_blocks = engine.chunk // scsi.BLOCK
+        self._known = (None, None)
 
     def _layer(self):
         raise NotImplementedError()
+
+    def _current(self):
+        """The layer I/O goes to; looked up again after any object change
+        (every change of the objects bumps the store's generation).
+        Called with the store's lock held.
+        """
+        generation = self.store.generation
+        if self._known[0] != generation:
+            self._known = (generation, self._layer())
+        return self._known[1]
 
     def _count(self, direction, nbytes, started):
         pass
@@ -33,26 +44,26 @@ class Device(object):
     def read(self, offset, length):
         started = time.monotonic()
         with self.store.lock:
-            data = self.engine.read(self._layer(), offset, length)
+            data = self.engine.read(self._current(), offset, length)
         self._count('read', length, started)
         return data
 
     def write(self, offset, data):
         started = time.monotonic()
         with self.store.lock:
-            self.engine.write(self._layer(), offset, data)
+            self.engine.write(self._current(), offset, data)
         self._count('write', len(data), started)
 
     def unmap(self, offset, length):
         with self.store.lock:
-            self.engine.unmap(self._layer(), offset, length)
+            self.engine.unmap(self._current(), offset, length)
 
     def flush(self):
         self.engine.flush()
 
     def allocated_run(self, offset, limit):
         with self.store.lock:
-            return self.engine.allocated_run(self._layer(), offset, limit)
+            return self.engine.allocated_run(self._current(), offset, limit)
 
 
 class LUN(Device):

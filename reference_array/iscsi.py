@@ -29,6 +29,8 @@ OUR_MAX_BURST = 262144
 OUR_FIRST_BURST = 65536
 CMD_WINDOW = 32
 IDLE_TIMEOUT = 300.0
+# One receive takes whatever has arrived, up to a full data segment.
+READ_SIZE = OUR_MAX_RECV + BHS
 
 OP_NOP_OUT, OP_SCSI_CMD, OP_TMF, OP_LOGIN, OP_TEXT, OP_DATA_OUT = (
     0x00, 0x01, 0x02, 0x03, 0x04, 0x05)
@@ -115,22 +117,63 @@ class Session(object):
         # Commands that arrived while a write's data was being solicited:
         # initiators pipeline up to the command window.
         self._pending = collections.deque()
+        self._in = bytearray(READ_SIZE)
+        self._start = self._end = 0
+        self._out = []
+        self._out_bytes = 0
 
     # -- wire ----------------------------------------------------------------
+    # PDUs are cut from large reads, and replies wait in ``_out`` until no
+    # complete PDU is left to handle: a queue of pipelined commands then
+    # costs one receive and one send, not one of each per command.
     def _recv_exact(self, n):
-        # Straight into one buffer: data segments are up to 256 KiB and
-        # arrive in many TCP reads.
-        buf = bytearray(n)
-        view = memoryview(buf)
-        got = 0
-        while got < n:
-            count = self.sock.recv_into(view[got:], n - got)
+        if self._end - self._start < n:
+            self._fill(n)
+        start = self._start
+        self._start = start + n
+        return self._in[start:start + n]
+
+    def _fill(self, n):
+        """Buffer at least ``n`` unread bytes.
+
+        Replies go out first: the initiator may wait for them before it
+        sends anything more.
+        """
+        self.flush()
+        buf, start, end = self._in, self._start, self._end
+        if start + n > len(buf):
+            unread = buf[start:end]
+            if n > len(buf):
+                buf = self._in = bytearray(n + READ_SIZE)
+            buf[:len(unread)] = unread
+            start, end = 0, len(unread)
+        with memoryview(buf) as view:
+            while end - start < n:
+                count = self.sock.recv_into(view[end:])
+                if not count:
+                    raise ConnectionError('peer closed the connection')
+                end += count
+        self._start, self._end = start, end
+
+    def _recv_into(self, view):
+        """Fill ``view``: what is buffered, then straight from the socket
+        (a write's data is copied once, not once per layer of framing).
+        """
+        n = len(view)
+        have = min(self._end - self._start, n)
+        with memoryview(self._in) as buf:
+            view[:have] = buf[self._start:self._start + have]
+        self._start += have
+        if have < n:
+            self.flush()
+        while have < n:
+            count = self.sock.recv_into(view[have:])
             if not count:
                 raise ConnectionError('peer closed the connection')
-            got += count
-        return buf
+            have += count
 
-    def read_pdu(self):
+    def _read_header(self):
+        """(BHS, data segment length) of the next PDU."""
         bhs = self._recv_exact(BHS)
         ahs = bhs[4] * 4
         length = int.from_bytes(bhs[5:8], 'big')
@@ -138,15 +181,35 @@ class Session(object):
             raise ProtocolError('data segment of %d bytes' % length)
         if ahs:
             self._recv_exact(ahs)
-        data = self._recv_exact(length + _pad(length)) if length else b''
+        return bhs, length
+
+    def _read_data(self, length):
+        if not length:
+            return b''
+        data = self._recv_exact(length + _pad(length))
         if _pad(length):
             del data[length:]
-        return PDU(bytes(bhs), data)
+        return data
+
+    def read_pdu(self):
+        bhs, length = self._read_header()
+        return PDU(bhs, self._read_data(length))
 
     def send(self, bhs, data=b''):
         struct.pack_into('>I', bhs, 4, len(data))
         bhs[4] = 0
-        self.sock.sendall(bytes(bhs) + data + bytes(_pad(len(data))))
+        self._out += (bytes(bhs), data, bytes(_pad(len(data))))
+        self._out_bytes += BHS + len(data)
+        if self._out_bytes >= OUR_MAX_BURST:
+            self.flush()
+
+    def flush(self):
+        """Send every waiting reply."""
+        if self._out:
+            data = b''.join(self._out)
+            self._out.clear()
+            self._out_bytes = 0
+            self.sock.sendall(data)
 
     def _status_fields(self, bhs, advance=True):
         struct.pack_into('>III', bhs, 24, self.stat_sn, self.exp_cmd_sn,
@@ -172,6 +235,12 @@ class Session(object):
             LOG.debug('iSCSI %s: connection ended: %s', self.peer, e)
         except ProtocolError as e:
             LOG.warning('iSCSI %s: protocol error: %s', self.peer, e)
+        finally:
+            # The last replies (a logout, a refused login) still go out.
+            try:
+                self.flush()
+            except OSError:
+                pass
 
     def _in_window(self, pdu):
         """Whether a non-immediate command's CmdSN is the one expected.
@@ -437,38 +506,51 @@ class Session(object):
 
     def _collect(self, pdu, data, total):
         """Solicit (R2T) what is missing of ``total`` bytes of data."""
-        data = bytearray(data[:total])
+        got = min(len(data), total)
+        collected = bytearray(total)
+        collected[:got] = data[:got]
         ttt = 0
-        while len(data) < total:
-            data_sn = 0
-            want = min(self.max_burst, total - len(data))
-            bhs = bytearray(BHS)
-            bhs[0], bhs[1] = OP_R2T, 0x80
-            bhs[8:16] = pdu.bhs[8:16]
-            struct.pack_into('>II', bhs, 16, pdu.itt, ttt)
-            self._status_fields(bhs, advance=False)
-            struct.pack_into('>III', bhs, 36, ttt, len(data), want)
-            self.send(bhs)
-            end = len(data) + want
-            while len(data) < end:
-                out = self.read_pdu()
-                if out.opcode != OP_DATA_OUT:
-                    # With InitialR2T=Yes only the solicited command sends
-                    # Data-Out; anything else is handled after it.
-                    self._pending.append(out)
-                    continue
-                if out.itt != pdu.itt:
-                    raise ProtocolError('Data-Out for task 0x%08x while '
-                                        'task 0x%08x is solicited' % (
-                                            out.itt, pdu.itt))
-                if out.u32(40) != len(data) or out.u32(36) != data_sn:
-                    raise ProtocolError(
-                        'Data-Out DataSN %d at offset %d, expected %d at %d'
-                        % (out.u32(36), out.u32(40), data_sn, len(data)))
-                data += out.data
-                data_sn += 1
-            ttt += 1
-        return data
+        with memoryview(collected) as view:
+            while got < total:
+                data_sn = 0
+                want = min(self.max_burst, total - got)
+                bhs = bytearray(BHS)
+                bhs[0], bhs[1] = OP_R2T, 0x80
+                bhs[8:16] = pdu.bhs[8:16]
+                struct.pack_into('>II', bhs, 16, pdu.itt, ttt)
+                self._status_fields(bhs, advance=False)
+                struct.pack_into('>III', bhs, 36, ttt, got, want)
+                self.send(bhs)
+                end = got + want
+                while got < end:
+                    header, length = self._read_header()
+                    out = PDU(header)
+                    if out.opcode != OP_DATA_OUT:
+                        # With InitialR2T=Yes only the solicited command
+                        # sends Data-Out; anything else is handled after.
+                        out.data = self._read_data(length)
+                        self._pending.append(out)
+                        continue
+                    if out.itt != pdu.itt:
+                        raise ProtocolError(
+                            'Data-Out for task 0x%08x while task 0x%08x is '
+                            'solicited' % (out.itt, pdu.itt))
+                    if out.u32(40) != got or out.u32(36) != data_sn:
+                        raise ProtocolError(
+                            'Data-Out DataSN %d at offset %d, expected %d '
+                            'at %d' % (out.u32(36), out.u32(40), data_sn,
+                                       got))
+                    if length > end - got:
+                        raise ProtocolError(
+                            'Data-Out of %d bytes where %d were solicited'
+                            % (length, end - got))
+                    self._recv_into(view[got:got + length])
+                    if _pad(length):
+                        self._recv_exact(_pad(length))
+                    got += length
+                    data_sn += 1
+                ttt += 1
+        return collected
 
     def _data_in(self, pdu, data, edtl):
         total = len(data)

@@ -29,6 +29,10 @@ class MetadataStore(object):
     def __init__(self, path):
         self._db = sqlite3.connect(path, isolation_level=None,
                                    check_same_thread=False)
+        # Takes effect when the file is new. Large pages keep the WAL's
+        # per-page work (a write per frame, a copy per checkpoint) small
+        # next to the compressed chunks that fill most of them.
+        self._db.execute('PRAGMA page_size=65536')
         self._db.execute('PRAGMA journal_mode=WAL')
         self._db.execute('PRAGMA synchronous=FULL')
         self._db.executescript(SCHEMA)
@@ -39,6 +43,10 @@ class MetadataStore(object):
         # Bumped by every durable (object) change; readers that cache a
         # view of the objects compare it to know when to look again.
         self.generation = 0
+        # Called before each transaction begins, outside it: the engine
+        # stores its staged writes there, so that they never join (and
+        # roll back with) a transaction that is not theirs.
+        self.before_transaction = None
 
     def close(self):
         with self.lock:
@@ -54,6 +62,8 @@ class MetadataStore(object):
         """
         with self.lock:
             outer = self._depth == 0
+            if outer and self.before_transaction is not None:
+                self.before_transaction()
             if outer:
                 self._db.execute('PRAGMA synchronous=%s' % (
                     'FULL' if durable else 'NORMAL'))
@@ -71,6 +81,13 @@ class MetadataStore(object):
                 self._db.execute('COMMIT')
                 if durable:
                     self.generation += 1
+
+    def in_transaction(self):
+        """Whether the caller, holding ``lock``, is inside ``transaction``.
+
+        With the lock held no other thread can be inside one.
+        """
+        return self._depth > 0
 
     def sync(self):
         """Force everything committed so far to stable storage."""

@@ -25,6 +25,8 @@ from reference_array import tlsutil
 LOG = logging.getLogger(__name__)
 CONFIG = 'array.json'
 DEFAULT_CAPACITY_GIB = 1024
+# Staged writes older than this are stored even without a flush.
+STAGED_SECONDS = 2.0
 
 
 def _load_or_create_config(data_dir, args):
@@ -188,5 +190,9 @@ class Array(object):
         self.start()
         print(json.dumps(self.endpoints()), flush=True)
         while not done.wait(1.0):
-            pass
+            try:
+                self.engine.settle(older_than=STAGED_SECONDS)
+            except Exception:
+                # The writes stay staged and are tried again.
+                LOG.exception('storing staged writes failed')
         self.stop()

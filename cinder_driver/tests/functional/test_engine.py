@@ -2,12 +2,15 @@
 
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
+from unittest import mock
 
 import fixtures
 import testtools
+import zstandard
 
 from reference_array import engine
 from reference_array import metadata
@@ -74,7 +77,141 @@ class EngineTestCase(testtools.TestCase):
         self.engine.write(vol, 0, bytes(8 * CHUNK))
         self.assertEqual(0, self.engine.totals()['physical'])
 
+    def _stored_maps(self):
+        """Map entries in the database file, as a new process sees them."""
+        db = sqlite3.connect(os.path.join(self.dir, 'a.db'))
+        try:
+            return db.execute('SELECT COUNT(*) FROM maps').fetchone()[0]
+        finally:
+            db.close()
 
+    def test_staged_partial_writes_merge_with_stored_data(self):
+        vol = self.engine.new_layer()
+        base = os.urandom(2 * CHUNK)
+        self.engine.write(vol, 0, base)
+        self.engine.flush()
+        # Small writes into stored chunks, overlapping each other, before
+        # anything has looked at the old content.
+        self.engine.write(vol, 100, b'a' * 50)
+        self.engine.write(vol, 120, b'b' * 50)
+        self.engine.write(vol, CHUNK - 10, b'c' * 20)
+        expected = bytearray(base)
+        expected[100:150] = b'a' * 50
+        expected[120:170] = b'b' * 50
+        expected[CHUNK - 10:CHUNK + 10] = b'c' * 20
+        self.assertEqual(bytes(expected), self.engine.read(vol, 0, 2 * CHUNK))
+        self.engine.write(vol, CHUNK + 500, b'd' * 10)
+        expected[CHUNK + 500:CHUNK + 510] = b'd' * 10
+        self.engine.flush()
+        reopened = engine.Engine(metadata.MetadataStore(
+            os.path.join(self.dir, 'a.db')))
+        self.assertEqual(bytes(expected), reopened.read(vol, 0, 2 * CHUNK))
+        reopened.store.close()
+
+    def test_partial_write_over_a_snapshot_keeps_the_snapshot(self):
+        vol = self.engine.new_layer()
+        original = os.urandom(CHUNK)
+        self.engine.write(vol, 0, original)
+        frozen, vol = vol, self.engine.freeze(vol)
+        self.engine.write(vol, 10, b'x' * 10)
+        expected = original[:10] + b'x' * 10 + original[20:]
+        self.assertEqual(expected, self.engine.read(vol, 0, CHUNK))
+        self.assertEqual(original, self.engine.read(frozen, 0, CHUNK))
+        self.engine.flush()
+        self.assertEqual(expected, self.engine.read(vol, 0, CHUNK))
+        self.assertEqual(original, self.engine.read(frozen, 0, CHUNK))
+
+    def test_staged_writes_are_stored_at_the_limit(self):
+        small = engine.Engine(self.store, dirty_limit=4 * CHUNK)
+        vol = small.new_layer()
+        small.write(vol, 0, os.urandom(3 * CHUNK))
+        self.assertEqual(0, self._stored_maps())
+        small.write(vol, 3 * CHUNK, os.urandom(CHUNK))
+        self.assertEqual(4, self._stored_maps())
+
+    def test_settle_stores_only_writes_that_waited(self):
+        vol = self.engine.new_layer()
+        self.engine.write(vol, 0, os.urandom(CHUNK))
+        self.engine.settle(older_than=3600)
+        self.assertEqual(0, self._stored_maps())
+        self.engine.settle(older_than=0)
+        self.assertEqual(1, self._stored_maps())
+
+    def test_a_rolled_back_transaction_keeps_earlier_writes(self):
+        vol = self.engine.new_layer()
+        data = os.urandom(CHUNK)
+        self.engine.write(vol, 0, data)
+
+        class Refused(Exception):
+            pass
+        with testtools.ExpectedException(Refused):
+            with self.store.transaction():
+                self.engine.freeze(vol)
+                raise Refused()
+        self.engine.flush()
+        reopened = engine.Engine(metadata.MetadataStore(
+            os.path.join(self.dir, 'a.db')))
+        self.addCleanup(reopened.store.close)
+        self.assertEqual(data, reopened.read(vol, 0, CHUNK))
+
+    def test_a_failed_store_keeps_the_staged_writes(self):
+        vol = self.engine.new_layer()
+        first, second = os.urandom(CHUNK), os.urandom(CHUNK)
+        self.engine.write(vol, 0, first)
+        with mock.patch.object(self.engine, '_put_blocks',
+                               side_effect=sqlite3.OperationalError(
+                                   'database or disk is full')):
+            self.assertRaises(sqlite3.OperationalError, self.engine.flush)
+        self.assertEqual(0, self._stored_maps())
+        self.engine.write(vol, CHUNK, second)
+        self.assertEqual(first + second, self.engine.read(vol, 0, 2 * CHUNK))
+        self.engine.flush()
+        self.assertEqual(2, self._stored_maps())
+        self.assertEqual(2 * CHUNK, self.engine.totals()['logical'])
+
+
+class MigrationTestCase(testtools.TestCase):
+
+    def test_chunks_with_data_in_the_row_are_moved(self):
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path, 'a.db')
+        data = os.urandom(CHUNK)
+        packed = zstandard.ZstdCompressor().compress(data)
+        db = sqlite3.connect(path, isolation_level=None)
+        db.executescript("""
+            CREATE TABLE layers (id INTEGER PRIMARY KEY, parent INTEGER,
+                                 refs INTEGER NOT NULL,
+                                 dedup INTEGER NOT NULL);
+            CREATE TABLE maps (layer INTEGER NOT NULL, idx INTEGER NOT NULL,
+                               chunk INTEGER NOT NULL,
+                               PRIMARY KEY (layer, idx)) WITHOUT ROWID;
+            CREATE TABLE chunks (id INTEGER PRIMARY KEY, digest BLOB,
+                                 refs INTEGER NOT NULL, raw INTEGER NOT NULL,
+                                 data BLOB NOT NULL);
+            CREATE INDEX chunks_digest ON chunks(digest)
+                WHERE digest IS NOT NULL;
+            CREATE TABLE totals (name TEXT PRIMARY KEY,
+                                 value INTEGER NOT NULL);
+            INSERT INTO layers VALUES (1, NULL, 1, 1);
+            INSERT INTO maps VALUES (1, 2, 1);
+        """)
+        db.execute('INSERT INTO chunks VALUES (1, ?, 1, ?, ?)',
+                   (b'd' * 32, CHUNK, packed))
+        for name, value in (('physical', len(packed)), ('logical', CHUNK),
+                            ('stored_raw', CHUNK)):
+            db.execute('INSERT INTO totals VALUES (?, ?)', (name, value))
+        db.close()
+        store = metadata.MetadataStore(path)
+        self.addCleanup(store.close)
+        eng = engine.Engine(store)
+        self.assertEqual(data, eng.read(1, 2 * CHUNK, CHUNK))
+        self.assertEqual((CHUNK, len(packed)), eng.usage([1]))
+        eng.release(1)
+        self.assertEqual({'physical': 0, 'logical': 0, 'stored_raw': 0},
+                         eng.totals())
+
+
+# Every 16 writes the writer makes them durable (flush) or only stored
+# (settle), and says how far it got.
 WRITER = textwrap.dedent("""
     import os, sys
     from reference_array import engine, metadata
@@ -86,7 +223,7 @@ WRITER = textwrap.dedent("""
     while True:
         eng.write(layer, n * 4096, (b'%08d' % n) * 512)
         if n % 16 == 15:
-            eng.flush()
+            getattr(eng, sys.argv[2])()
             print(n, flush=True)
         n += 1
 """)
@@ -95,12 +232,18 @@ WRITER = textwrap.dedent("""
 class CrashTestCase(testtools.TestCase):
 
     def test_flushed_writes_survive_kill_9(self):
+        self._crash_and_check('flush')
+
+    def test_stored_writes_survive_kill_9(self):
+        self._crash_and_check('settle')
+
+    def _crash_and_check(self, how):
         tmp = self.useFixture(fixtures.TempDir()).path
         db = os.path.join(tmp, 'a.db')
         for _round in range(3):
             if os.path.exists(db):
                 os.unlink(db)
-            proc = subprocess.Popen([sys.executable, '-c', WRITER, db],
+            proc = subprocess.Popen([sys.executable, '-c', WRITER, db, how],
                                     stdout=subprocess.PIPE, text=True)
             layer = int(proc.stdout.readline())
             acked = -1
