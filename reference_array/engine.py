@@ -289,18 +289,15 @@ class Engine(object):
                             [(n, chunk) for chunk, n in counts.items()])
         logical = physical = stored = 0
         freed = []
-        ids = list(counts)
-        for start in range(0, len(ids), BATCH):
-            part = ids[start:start + BATCH]
-            for chunk, refs, raw, size in self.db.execute(
-                    'SELECT id, refs, raw, size FROM chunks WHERE id '
-                    'IN (%s)' % ','.join('?' * len(part)), part):
-                logical += raw * counts[chunk]
-                if refs <= 0:
-                    freed.append((chunk,))
-                    physical += size
-                    stored += raw
-                    self._forget(chunk)
+        for chunk, refs, raw, size in self._select_in(
+                'SELECT id, refs, raw, size FROM chunks WHERE id IN (%s)',
+                counts):
+            logical += raw * counts[chunk]
+            if refs <= 0:
+                freed.append((chunk,))
+                physical += size
+                stored += raw
+                self._forget(chunk)
         self.db.executemany('DELETE FROM chunks WHERE id = ?', freed)
         self.db.executemany('DELETE FROM chunk_data WHERE id = ?', freed)
         self._add_total('logical', -logical)

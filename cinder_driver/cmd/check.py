@@ -184,9 +184,12 @@ def _check_linstor(report, conf, protocol, verify):
                                 conf.linstor_storage_pool,
                                 conf.linstor_placement_count))
     timeout = conf.flash_rest_connect_timeout
-    answering = next((url for url in urls if _connect(
-        parse.urlsplit(url).hostname, parse.urlsplit(url).port,
-        timeout) is None), None)
+    answering = None
+    for url in urls:
+        parsed = parse.urlsplit(url)
+        if _connect(parsed.hostname, parsed.port, timeout) is None:
+            answering = url
+            break
     if answering is None:
         report.add(FAIL, 'reachable', 'no controller answered: %s' %
                    ', '.join(urls))
