@@ -39,13 +39,16 @@ class RestSession(object):
         error reply is the array's "busy, try again" answer.
     :param error_text: callable(payload) -> str extracting the array's
         own error message from an error reply.
+    :param refused: callable(status, payload) -> bool telling whether an
+        error reply is the array's verdict on the request itself (it
+        refused it); such a reply is never retried.
     """
 
     def __init__(self, base_url, username=None, password=None, verify=True,
                  connect_timeout=10.0, read_timeout=60.0, retries=4,
                  backoff=1.0, array_name='array', client_cert=None,
                  busy=None, error_text=None, sleep=time.sleep,
-                 pool_size=16):
+                 pool_size=16, refused=None):
         self.base_url = base_url.rstrip('/')
         self.username = username
         self.verify = verify
@@ -55,6 +58,7 @@ class RestSession(object):
         self.array_name = array_name
         self._busy = busy or (lambda status, payload: False)
         self._error_text = error_text or (lambda payload: None)
+        self._refused = refused or (lambda status, payload: False)
         self._sleep = sleep
         self.session = requests.Session()
         if username is not None:
@@ -132,10 +136,14 @@ class RestSession(object):
                 if resp.status_code < 400:
                     return resp.status_code, payload
                 err = self._http_error(method, path, resp, payload)
-                retry = (resp.status_code in NOT_EXECUTED_STATUSES
-                         or self._busy(resp.status_code, payload)
-                         or (idempotent and
-                             resp.status_code in AMBIGUOUS_STATUSES))
+                # The decoded error reply, for clients that read more
+                # than its message.
+                err.reply = payload
+                retry = not self._refused(resp.status_code, payload) and (
+                    resp.status_code in NOT_EXECUTED_STATUSES
+                    or self._busy(resp.status_code, payload)
+                    or (idempotent and
+                        resp.status_code in AMBIGUOUS_STATUSES))
             if not retry or attempt >= self.retries:
                 raise err
             LOG.warning('%(array)s %(method)s %(path)s: %(err)s; retry '

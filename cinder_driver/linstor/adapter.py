@@ -1,15 +1,16 @@
 """The LINSTOR backend's logic: Cinder objects onto LINSTOR objects.
 
-Each volume type becomes a resource group ``<prefix><type id>`` carrying
-the type's placement and DRBD properties, and each volume is spawned from
+Each volume type becomes a resource group (see
+:mod:`cinder_driver.linstor.placement`) and each volume is spawned from
 its type's group, so LINSTOR itself applies placement. Volume ``V`` is the
 resource definition ``volume-<V.name_id>`` (or the name it was managed
 under, kept in provider_id); snapshot ``S`` is ``snapshot-<S.id>``.
+
+Every LINSTOR answer is checked. A failed call removes only what it made
+itself: an object that existed before (a name clash, a retry after a lost
+reply) is never deleted.
 """
 
-import hashlib
-import math
-import re
 import socket
 import time
 
@@ -19,121 +20,35 @@ from oslo_log import log as logging
 from oslo_utils import units
 
 from cinder_driver.common import exception as flash_exception
-from cinder_driver.common import extra_specs
 from cinder_driver.common import naming
 from cinder_driver.common import stats as flash_stats
+from cinder_driver.linstor import apicallrc
+from cinder_driver.linstor import attach
+from cinder_driver.linstor import capacity
 from cinder_driver.linstor import client as linstor_client
+from cinder_driver.linstor import manage
+from cinder_driver.linstor import placement
 
 LOG = logging.getLogger(__name__)
 VENDOR = 'cinder-flash'
-NAME_LIMIT = 48
-SCOPE = 'linstor:'
-PROPERTY_PREFIX = 'linstor:property:'
-# The one key outside LINSTOR's own namespaces a type may set.
-PROPERTY_KEY = re.compile(
-    r'^DrbdOptions/((Resource|Net|Disk|PeerDevice|Handlers)/)?[A-Za-z-]+$')
-LAYERS = ('drbd', 'luks', 'storage', 'nvme', 'writecache', 'cache',
-          'bcache')
-PROVIDERS = ('LVM', 'LVM_THIN', 'ZFS', 'ZFS_THIN', 'FILE', 'FILE_THIN',
-             'SPDK', 'REMOTE_SPDK', 'EXOS', 'STORAGE_SPACES',
-             'STORAGE_SPACES_THIN', 'EBS_INIT', 'EBS_TARGET')
-THIN_KINDS = ('LVM_THIN', 'ZFS_THIN', 'FILE_THIN', 'STORAGE_SPACES_THIN',
-              'EBS_TARGET')
-MANAGED_BY = 'Aux/cinder-flash/attached-for'
-TWO_PRIMARIES = 'DrbdOptions/Net/allow-two-primaries'
-
-SPECS = (
-    extra_specs.Spec('linstor:redundancy', int, minimum=1, maximum=16,
-                     help='diskful replicas'),
-    extra_specs.Spec('linstor:storage_pool', list,
-                     help='storage pools replicas may use'),
-    extra_specs.Spec('linstor:diskless_on_remaining', bool, False,
-                     help='a diskless resource on every other node'),
-    extra_specs.Spec('linstor:do_not_place_with_regex', str,
-                     help='never share a node with these resources'),
-    extra_specs.Spec('linstor:layer_list', list,
-                     help='layer stack, e.g. drbd,storage'),
-    extra_specs.Spec('linstor:provider_list', list,
-                     help='storage provider kinds replicas may use'),
-    extra_specs.Spec('linstor:replicas_on_same', list,
-                     help='node properties replicas share'),
-    extra_specs.Spec('linstor:replicas_on_different', list,
-                     help='node properties replicas differ in'),
-    extra_specs.Spec('linstor:allow_remote_access', bool, True,
-                     help='attach diskless where no replica is local'),
-)
-
-
-def _invalid(key, value, why):
-    return exception.InvalidVolumeType(reason=_(
-        'extra spec %(key)s=%(value)r is invalid: %(why)s') % {
-            'key': key, 'value': value, 'why': why})
-
-
-def _aux(names):
-    """Node property names; bare names live in LINSTOR's Aux/ space."""
-    return [n if '/' in n else 'Aux/' + n for n in names]
-
-
-def type_placement(volume_type, configuration, pool=None):
-    """The resource group a volume type stands for.
-
-    Returns (select_filter, props, allow_remote_access); raises
-    InvalidVolumeType naming the bad key before anything is created.
-    """
-    specs = extra_specs.type_specs(volume_type)
-    props = {}
-    for key in [k for k in specs if k.startswith(PROPERTY_PREFIX)]:
-        value = specs.pop(key)
-        name = key[len(PROPERTY_PREFIX):].replace(':', '/')
-        if not PROPERTY_KEY.match(name):
-            raise _invalid(key, value, 'only DrbdOptions/<section>/<option> '
-                           'properties can be set through a volume type')
-        if not isinstance(value, str) or not value.strip():
-            raise _invalid(key, value, 'expected a non-empty value')
-        props[name] = value.strip()
-    values = extra_specs.parse(specs, SPECS, (SCOPE,))
-    flt = {'place_count': values['linstor:redundancy'] or
-           configuration.linstor_placement_count}
-    pools = values['linstor:storage_pool'] or (
-        [pool] if pool else [configuration.linstor_storage_pool])
-    flt['storage_pool_list'] = pools
-    if values['linstor:diskless_on_remaining']:
-        flt['diskless_on_remaining'] = True
-    if values['linstor:do_not_place_with_regex']:
-        try:
-            re.compile(values['linstor:do_not_place_with_regex'])
-        except re.error as e:
-            raise _invalid('linstor:do_not_place_with_regex',
-                           values['linstor:do_not_place_with_regex'], str(e))
-        flt['not_place_with_rsc_regex'] = values[
-            'linstor:do_not_place_with_regex']
-    layers = values['linstor:layer_list']
-    if layers:
-        lowered = [item.lower() for item in layers]
-        bad = [item for item in lowered if item not in LAYERS]
-        if bad or lowered[-1] != 'storage':
-            raise _invalid('linstor:layer_list', ','.join(layers),
-                           'layers are %s, ending with storage' %
-                           ', '.join(LAYERS))
-        flt['layer_stack'] = [item.upper() for item in lowered]
-    providers = values['linstor:provider_list']
-    if providers:
-        bad = [p for p in providers if p.upper() not in PROVIDERS]
-        if bad:
-            raise _invalid('linstor:provider_list', ','.join(providers),
-                           'unknown provider %s' % ', '.join(bad))
-        flt['provider_list'] = [p.upper() for p in providers]
-    for key, field in (('linstor:replicas_on_same', 'replicas_on_same'),
-                       ('linstor:replicas_on_different',
-                        'replicas_on_different')):
-        if values[key]:
-            flt[field] = _aux(values[key])
-    return flt, props, values['linstor:allow_remote_access']
+# Snapshot taken on the source of a clone where the pool cannot clone.
+CLONE_SNAPSHOT_PREFIX = 'clone-'
+# The pool of the clone source cannot clone (FAIL_INVLD_PROVIDER).
+FAIL_INVLD_PROVIDER = 227
 
 
 def _kib(size_gib):
     return int(size_gib) * units.Mi
+
+
+def _made(entries, obj='rsc_dfn'):
+    """Whether an answer reports the object created by this request."""
+    return apicallrc.has(entries, apicallrc.SUCCESS, apicallrc.CREATED, obj)
+
+
+class NameTaken(exception.VolumeBackendAPIException):
+    message = _('LINSTOR already has a resource definition %(name)s; it was '
+                'not made by this request and is left as it is')
 
 
 class LinstorAdapter(flash_stats.CachedStats):
@@ -155,6 +70,9 @@ class LinstorAdapter(flash_stats.CachedStats):
         uris = [u for u in (conf.linstor_uris or []) if u.strip()]
         for uri in uris:
             linstor_client.base_url(uri)
+        if conf.linstor_layer_list:
+            placement.layer_stack(conf.linstor_layer_list,
+                                  'linstor_layer_list')
         cert = None
         if conf.linstor_client_cert:
             cert = (conf.linstor_client_cert, conf.linstor_client_key) \
@@ -177,6 +95,18 @@ class LinstorAdapter(flash_stats.CachedStats):
             retries=conf.flash_rest_retries,
             backoff=conf.flash_rest_retry_backoff)
         self.local_node = conf.linstor_local_node or socket.gethostname()
+
+    @property
+    def groups(self):
+        return placement.ResourceGroups(self.client, self.configuration)
+
+    @property
+    def attachments(self):
+        return attach.Attachments(self.client, self._replicas_wanted)
+
+    @property
+    def inventory(self):
+        return manage.Inventory(self.client, self.rd_name, self.snap_name)
 
     def check_for_setup_error(self):
         version = self.client.version()
@@ -206,80 +136,62 @@ class LinstorAdapter(flash_stats.CachedStats):
         return snapshot.provider_id or naming.linstor_snapshot_name(snapshot)
 
     def rg_name(self, volume_type, pool=None):
-        base = self.configuration.linstor_resource_group_prefix + (
-            volume_type.id if volume_type else 'default')
-        if pool:
-            full = '%s-%s' % (base, pool)
-            # The type id stays whole; a long pool name becomes a digest.
-            base = full if len(full) <= NAME_LIMIT else '%s-%s' % (
-                base, hashlib.sha256(pool.encode()).hexdigest()[:4])
-        return naming.fit(base, NAME_LIMIT)
-
-    @staticmethod
-    def _pool_of(host):
-        host = host or ''
-        return host.split('#', 1)[1] if '#' in host else None
+        return self.groups.name(volume_type, pool)
 
     def _placement(self, volume_type, host):
-        """(pool, (select_filter, props, remote)) of a type on a host.
+        return self.groups.placement(volume_type, host)
 
-        The scheduler's pool (``host#pool``) places the volume unless the
-        type names its storage pools itself.
-        """
-        pool = self._pool_of(host)
-        if extra_specs.type_specs(volume_type).get('linstor:storage_pool'):
-            pool = None
-        return pool, type_placement(volume_type, self.configuration, pool)
-
-    def _ensure_group(self, volume_type, host):
-        """The resource group of a type and pool, made or updated.
-
-        The volume type is checked before anything is created.
-        """
-        pool, (flt, props, _remote) = self._placement(volume_type, host)
-        name = self.rg_name(volume_type, pool)
-        current = self.client.resource_group(name)
-        description = 'cinder-flash volume type %s' % (
-            volume_type.name if volume_type else '(none)')
-        if current is None:
-            try:
-                self.client.create_resource_group(name, flt, props,
-                                                  description)
-                return name
-            except flash_exception.ArrayAPIError as e:
-                if e.error_code not in linstor_client.EXISTS_CODES:
-                    raise
-                current = self.client.resource_group(name) or {}
-        have_flt = current.get('select_filter') or {}
-        have_props = current.get('props') or {}
-        stale = [k for k in have_props if k.startswith('DrbdOptions/') and
-                 k not in props]
-        if any(have_flt.get(k) != v for k, v in flt.items()) or stale or \
-                any(have_props.get(k) != v for k, v in props.items()):
-            self.client.modify_resource_group(name, flt, props, stale)
-        return name
+    def _replicas_wanted(self, volume):
+        _pool, (flt, _props, _remote) = self._placement(volume.volume_type,
+                                                        volume.host)
+        return flt['place_count']
 
     # -- create / delete ------------------------------------------------------
     def _undo(self, name):
+        """Remove a definition this request made; never raises."""
         try:
             self.client.delete_resource_definition(name)
         except flash_exception.ArrayAPIError as e:
             LOG.warning('could not remove %s after a failed create: %s',
                         name, e)
 
-    def create_volume(self, volume):
-        name = self.rd_name(volume)
-        group = self._ensure_group(volume.volume_type, volume.host)
+    def _new_definition(self, action, name):
+        """Run ``action()``, which makes definition ``name``.
+
+        A refusal undoes only what the refused request reports it made;
+        a name that was taken already stays untouched.
+        """
         try:
-            self.client.spawn(group, name, _kib(volume.size))
-        except flash_exception.ArrayAPIError as e:
-            if e.error_code not in linstor_client.EXISTS_CODES:
+            return action()
+        except linstor_client.LinstorRefusal as e:
+            if e.has(apicallrc.FAIL_EXISTS_RSC_DFN):
+                raise NameTaken(name=name)
+            if _made(e.entries):
                 self._undo(name)
             raise
+
+    def create_volume(self, volume):
+        name = self.rd_name(volume)
+        group = self.groups.ensure(volume.volume_type, volume.host)
+        self._new_definition(
+            lambda: self.client.spawn(group, name, _kib(volume.size)), name)
         return None
 
     def delete_volume(self, volume):
-        self.client.delete_resource_definition(self.rd_name(volume))
+        name = self.rd_name(volume)
+        try:
+            self.client.delete_resource_definition(name)
+        except linstor_client.LinstorRefusal:
+            # A snapshot a failed clone left behind keeps the definition;
+            # ours go, anything else is reported.
+            leftovers = [s['name'] for s in self.client.snapshots([name])
+                         if str(s.get('name')).startswith(
+                             CLONE_SNAPSHOT_PREFIX)]
+            if not leftovers:
+                raise
+            for snap in leftovers:
+                self.client.delete_snapshot(name, snap)
+            self.client.delete_resource_definition(name)
 
     def extend_volume(self, volume, new_size):
         self.client.resize(self.rd_name(volume), _kib(new_size))
@@ -297,39 +209,75 @@ class LinstorAdapter(flash_stats.CachedStats):
         """Grow to the asked size and reach the type's replica count."""
         if volume.size > source_size:
             self.client.resize(name, _kib(volume.size))
-        _pool, (flt, _props, _remote) = self._placement(volume.volume_type,
-                                                        volume.host)
-        self.client.autoplace(name, {'place_count': flt['place_count']})
+        self.client.autoplace(name, {
+            'place_count': self._replicas_wanted(volume)})
 
-    def create_volume_from_snapshot(self, volume, snapshot):
+    def _restore_into(self, volume, source, snap, source_size):
+        """A new definition for ``volume`` from snapshot ``snap``."""
         name = self.rd_name(volume)
-        group = self._ensure_group(volume.volume_type, volume.host)
-        self.client.create_resource_definition(name, group)
+        group = self.groups.ensure(volume.volume_type, volume.host)
+        self._new_definition(
+            lambda: self.client.create_resource_definition(name, group),
+            name)
         try:
-            self.client.restore(self.rd_name(snapshot.volume),
-                                self.snap_name(snapshot), name)
-            self._after_copy(volume, name, snapshot.volume_size)
+            self.client.restore(source, snap, name)
+            self._after_copy(volume, name, source_size)
         except Exception:
             self._undo(name)
             raise
+
+    def create_volume_from_snapshot(self, volume, snapshot):
+        self._restore_into(volume, self.rd_name(snapshot.volume),
+                           self.snap_name(snapshot), snapshot.volume_size)
         return None
 
     def create_cloned_volume(self, volume, src_vref):
+        """LINSTOR's clone; snapshot and restore where pools cannot clone.
+
+        FILE and FILE_THIN pools (and others) cannot clone; LINSTOR says
+        so in the refusal, having made nothing.
+        """
         name = self.rd_name(volume)
-        group = self._ensure_group(volume.volume_type, volume.host)
+        group = self.groups.ensure(volume.volume_type, volume.host)
         source = self.rd_name(src_vref)
         try:
-            self.client.clone(source, name, group)
+            self._new_definition(
+                lambda: self.client.clone(source, name, group), name)
+        except linstor_client.LinstorRefusal as e:
+            if not e.has(FAIL_INVLD_PROVIDER) or _made(e.entries):
+                raise
+            LOG.info('the pool of %s cannot clone (%s); copying through a '
+                     'snapshot', source, e)
+            self._clone_by_snapshot(volume, source, src_vref.size)
+            return None
+        try:
             self._wait_clone(source, name)
             self._after_copy(volume, name, src_vref.size)
-        except flash_exception.ArrayAPIError as e:
-            if e.error_code not in linstor_client.EXISTS_CODES:
-                self._undo(name)
-            raise
         except Exception:
             self._undo(name)
             raise
         return None
+
+    def _clone_by_snapshot(self, volume, source, source_size):
+        snap = CLONE_SNAPSHOT_PREFIX + volume.name_id
+        try:
+            self.client.create_snapshot(source, snap)
+        except linstor_client.LinstorRefusal as e:
+            if _made(e.entries, 'snapshot'):
+                self._drop_snapshot(source, snap)
+            raise
+        try:
+            self._restore_into(volume, source, snap, source_size)
+        finally:
+            self._drop_snapshot(source, snap)
+
+    def _drop_snapshot(self, source, snap):
+        try:
+            self.client.delete_snapshot(source, snap)
+        except flash_exception.ArrayAPIError as e:
+            # delete_volume of the source removes it later.
+            LOG.warning('temporary snapshot %s of %s stays: %s', snap,
+                        source, e)
 
     def _wait_clone(self, source, name):
         deadline = time.monotonic() + self.configuration.linstor_clone_timeout
@@ -354,7 +302,8 @@ class LinstorAdapter(flash_stats.CachedStats):
             self.client.resize(name, _kib(volume.size))
 
     # -- attach ---------------------------------------------------------------
-    def _attachments_on(self, volume, host):
+    @staticmethod
+    def _attachments_on(volume, host):
         """Attachments of ``volume`` by other instances on ``host``."""
         count = 0
         for attachment in volume.volume_attachment or []:
@@ -363,7 +312,8 @@ class LinstorAdapter(flash_stats.CachedStats):
                 count += 1
         return count
 
-    def _other_hosts(self, volume, host):
+    @staticmethod
+    def _other_hosts(volume, host):
         hosts = set()
         for attachment in volume.volume_attachment or []:
             other = (attachment.connector or {}).get('host') or \
@@ -381,25 +331,12 @@ class LinstorAdapter(flash_stats.CachedStats):
 
     def make_local(self, volume, node, remote_ok=True):
         """A resource of the volume on ``node``; its device path."""
-        name = self.rd_name(volume)
-        entries = self.client.make_available(name, node,
-                                             diskful=not remote_ok)
-        created = any(linstor_client.code_of(e) == 1 and
-                      not linstor_client.is_error(e) for e in entries)
-        if created:
-            self.client.modify_resource(name, node, {MANAGED_BY: volume.id})
-        return '/dev/drbd/by-res/%s/0' % name
+        return self.attachments.open(volume, self.rd_name(volume), node,
+                                     remote_ok)
 
     def release_local(self, volume, node):
-        """Remove the node's resource if it is diskless and ours."""
-        name = self.rd_name(volume)
-        mine = [r for r in self.client.resources([name], [node])
-                if r.get('node_name', '').lower() == node.lower()]
-        for rsc in mine:
-            flags = rsc.get('flags') or []
-            ours = (rsc.get('props') or {}).get(MANAGED_BY) == volume.id
-            if ours and ('DRBD_DISKLESS' in flags or 'DISKLESS' in flags):
-                self.client.delete_resource(name, rsc['node_name'])
+        """Remove the node's resource if the attach made it."""
+        self.attachments.close(volume, self.rd_name(volume), node)
 
     def initialize_connection(self, volume, connector):
         host = connector.get('host')
@@ -407,21 +344,15 @@ class LinstorAdapter(flash_stats.CachedStats):
             raise exception.InvalidConnectorException(missing='host')
         remote = self.remote_access(volume)
         if volume.multiattach and self._other_hosts(volume, host):
-            self.client.modify_resource_definition(
-                self.rd_name(volume), {'override_props': {TWO_PRIMARIES:
-                                                          'yes'}})
+            self.attachments.allow_two_primaries(self.rd_name(volume), True)
         path = self.make_local(volume, host, remote_ok=remote)
         return {'driver_volume_type': 'local',
                 'data': {'device_path': path}}
 
     def terminate_connection(self, volume, connector):
         if connector is None:
-            # Force detach: every diskless resource we made goes.
-            name = self.rd_name(volume)
-            for rsc in self.client.resources([name]):
-                if (rsc.get('props') or {}).get(MANAGED_BY) == volume.id \
-                        and 'DRBD_DISKLESS' in (rsc.get('flags') or []):
-                    self.client.delete_resource(name, rsc['node_name'])
+            # Force detach: every resource an attach made goes.
+            self.attachments.close(volume, self.rd_name(volume))
             return
         host = connector.get('host')
         if self._attachments_on(volume, host) > 1:
@@ -429,8 +360,7 @@ class LinstorAdapter(flash_stats.CachedStats):
         self.release_local(volume, host)
         if volume.multiattach and len(self._other_hosts(volume, host)) < 2:
             # One host left: it needs no second primary.
-            self.client.modify_resource_definition(
-                self.rd_name(volume), {'delete_props': [TWO_PRIMARIES]})
+            self.attachments.allow_two_primaries(self.rd_name(volume), False)
 
     # -- stats ----------------------------------------------------------------
     def _down_stats(self):
@@ -451,69 +381,35 @@ class LinstorAdapter(flash_stats.CachedStats):
                 'storage_protocol': self.protocol}
 
     def _collect_stats(self):
-        pools, kinds = {}, {}
-        for sp in self.client.storage_pools():
-            kind = sp.get('provider_kind')
-            name = sp.get('storage_pool_name')
-            if kind == 'DISKLESS' or not name:
-                continue
-            for key in ('total_capacity', 'free_capacity'):
-                if not isinstance(sp.get(key), int):
-                    raise flash_exception.ArrayBadReply(
-                        array=self.client.name, method='GET',
-                        path='/v1/view/storage-pools', status_code=200,
-                        reason='no integer %s for %s' % (key, name))
-            entry = pools.setdefault(name, {'total': 0, 'free': 0,
-                                            'nodes': 0, 'logical': 0,
-                                            'provisioned': {}})
-            entry['total'] += sp['total_capacity']
-            entry['free'] += sp['free_capacity']
-            entry['nodes'] += 1
-            kinds.setdefault(name, set()).add(kind)
-        for rsc in self.client.resources():
-            if 'DRBD_DISKLESS' in (rsc.get('flags') or []):
-                continue
-            for vol in rsc.get('volumes') or []:
-                entry = pools.get(vol.get('storage_pool_name'))
-                if entry is None:
-                    continue
-                entry['logical'] += int(vol.get('allocated_size_kib') or 0)
-                entry['provisioned'][rsc.get('name')] = int(
-                    vol.get('usable_size_kib') or 0)
-        count = max(self.configuration.linstor_placement_count, 1)
+        definitions = self.client.resource_definitions(
+            with_volume_definitions=True)
         stats = self._base_stats()
-        stats['pools'] = []
-        for name in sorted(pools):
-            entry = pools[name]
-            thin = any(k in THIN_KINDS for k in kinds[name])
-            used = entry['total'] - entry['free']
-            ratio = flash_stats.reduction_ratio(entry['logical'], used) \
-                if thin else 1.0
-            # Every replica holds a full copy: usable space is a share.
-            replicas = min(count, entry['nodes'])
-            pool = {'pool_name': name,
-                    'multiattach': True,
-                    'online_extend_support': True,
-                    'QoS_support': False,
-                    'consistent_group_snapshot_enabled': True,
-                    'location_info': 'cinder-flash:linstor:%s' % (
-                        self.client.name),
-                    'data_reduction_ratio': ratio,
-                    'logical_used_gb': flash_stats.gib(
-                        entry['logical'] // replicas),
-                    'physical_used_gb': flash_stats.gib(used // replicas),
-                    'linstor_replicas': replicas,
-                    # LINSTOR replicates within the cluster; Cinder's
-                    # replication (failover to another backend) is not
-                    # offered.
-                    'replication_enabled': False,
-                    'backend_state': 'up'}
-            pool.update(flash_stats.capacity(
-                entry['total'] // replicas, entry['free'] // replicas,
-                sum(entry['provisioned'].values()), self.configuration,
-                thin=thin))
-            stats['pools'].append(pool)
+        stats['pools'] = capacity.collect(self.client, self.configuration,
+                                          definitions)
+        self._sweep_groups(definitions)
         return stats
+
+    def _sweep_groups(self, definitions):
+        """Remove the resource groups of deleted volume types."""
+        from cinder import context
+        from cinder.volume import volume_types
+        ctx = context.get_admin_context()
+
+        def exists(type_id):
+            try:
+                volume_types.get_volume_type(ctx, type_id)
+            except exception.VolumeTypeNotFound:
+                return False
+            return True
+        try:
+            removed = self.groups.sweep(exists, definitions)
+        except Exception as e:
+            LOG.warning('resource groups of deleted volume types not '
+                        'checked: %s', e)
+            return
+        for name in removed:
+            LOG.info('removed resource group %s: its volume type is gone',
+                     name)
 
     # -- retype and manage ----------------------------------------------------
     def retype(self, volume, new_type, new_host=None):
@@ -521,7 +417,7 @@ class LinstorAdapter(flash_stats.CachedStats):
         name = self.rd_name(volume)
         host = (new_host or {}).get('host') or volume.host
         _pool, (flt, _props, _remote) = self._placement(new_type, host)
-        group = self._ensure_group(new_type, host)
+        group = self.groups.ensure(new_type, host)
         self.client.modify_resource_definition(name,
                                                {'resource_group': group})
         self._replace(name, flt)
@@ -536,7 +432,7 @@ class LinstorAdapter(flash_stats.CachedStats):
         pools = flt['storage_pool_list']
         want = flt['place_count']
         diskful = [r for r in self.client.resources([name])
-                   if 'DRBD_DISKLESS' not in (r.get('flags') or [])]
+                   if not attach.diskless(r)]
         wrong = [r for r in diskful if any(
             v.get('storage_pool_name') not in pools
             for v in r.get('volumes') or [])]
@@ -548,43 +444,47 @@ class LinstorAdapter(flash_stats.CachedStats):
         for rsc in wrong + right[want:]:
             self.client.delete_resource(name, rsc['node_name'])
 
-    def _existing(self, existing_ref):
-        name = (existing_ref or {}).get('source-name')
-        if not name:
-            raise exception.ManageExistingInvalidReference(
-                existing_ref=existing_ref,
-                reason=_('source-name (the resource definition) is needed'))
-        rd = self.client.resource_definition(name)
-        if rd is None:
-            raise exception.ManageExistingInvalidReference(
-                existing_ref=existing_ref,
-                reason=_('no resource definition %s') % name)
-        vds = rd.get('volume_definitions') or []
-        if len(vds) != 1:
-            raise exception.ManageExistingInvalidReference(
-                existing_ref=existing_ref,
-                reason=_('%(name)s has %(n)d volumes; one is needed') % {
-                    'name': name, 'n': len(vds)})
-        return rd, vds[0]
-
     def manage_existing_get_size(self, volume, existing_ref):
-        _rd, vd = self._existing(existing_ref)
-        return int(math.ceil(int(vd['size_kib']) / float(units.Mi)))
+        return self.inventory.volume_size(existing_ref)
 
     def manage_existing(self, volume, existing_ref):
-        rd, vd = self._existing(existing_ref)
-        group = self._ensure_group(volume.volume_type, volume.host)
-        self.client.modify_resource_definition(rd['name'],
+        name, vd = self.inventory.existing(existing_ref)
+        group = self.groups.ensure(volume.volume_type, volume.host)
+        self.client.modify_resource_definition(name,
                                                {'resource_group': group})
-        size_kib = _kib(self.manage_existing_get_size(volume, existing_ref))
+        size_kib = _kib(manage.gib_up(vd['size_kib']))
         if size_kib > int(vd['size_kib']):
             # Cinder sizes are whole GiB: round the volume up to match.
-            self.client.resize(rd['name'], size_kib)
-        return {'provider_id': rd['name']}
+            self.client.resize(name, size_kib)
+        return {'provider_id': name}
 
     def unmanage(self, volume):
         LOG.info('volume %s leaves Cinder; LINSTOR keeps %s', volume.id,
                  self.rd_name(volume))
+
+    def get_manageable_volumes(self, cinder_volumes, marker, limit, offset,
+                               sort_keys, sort_dirs):
+        from cinder.volume import volume_utils
+        return volume_utils.paginate_entries_list(
+            self.inventory.manageable_volumes(cinder_volumes), marker,
+            limit, offset, sort_keys, sort_dirs)
+
+    def manage_existing_snapshot_get_size(self, snapshot, existing_ref):
+        return self.inventory.snapshot_size(snapshot, existing_ref)
+
+    def manage_existing_snapshot(self, snapshot, existing_ref):
+        return self.inventory.manage_snapshot(snapshot, existing_ref)
+
+    def unmanage_snapshot(self, snapshot):
+        LOG.info('snapshot %s leaves Cinder; LINSTOR keeps %s', snapshot.id,
+                 self.snap_name(snapshot))
+
+    def get_manageable_snapshots(self, cinder_snapshots, marker, limit,
+                                 offset, sort_keys, sort_dirs):
+        from cinder.volume import volume_utils
+        return volume_utils.paginate_entries_list(
+            self.inventory.manageable_snapshots(cinder_snapshots), marker,
+            limit, offset, sort_keys, sort_dirs)
 
     # -- groups ---------------------------------------------------------------
     def create_group_snapshot(self, group_snapshot, snapshots):

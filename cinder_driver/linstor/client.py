@@ -2,25 +2,22 @@
 
 Several controller URIs may be given; a call that cannot reach one
 controller goes to the next, and the one that answered is used from then
-on. Every mutation answers a list of ApiCallRc entries: an error entry
-fails the call even when the HTTP status says success.
+on. Every mutation answers a list of ApiCallRc entries, refusals included
+(usually as HTTP 500): an error entry fails the call whatever the HTTP
+status says, and a refusal is never retried; only transport failures and
+replies without a LINSTOR verdict are.
 """
 
 import urllib.parse
 
 from cinder_driver.common import exception
 from cinder_driver.common import http
+from cinder_driver.linstor import apicallrc
 
 SCHEMES = {'linstor': ('http', 3370), 'linstor+ssl': ('https', 3371),
            'http': ('http', 3370), 'https': ('https', 3371)}
 MIN_API_VERSION = (1, 10, 0)
 MULTI_SNAPSHOT_VERSION = (1, 18, 0)
-ERROR_BITS = 0xC000000000000000
-CODE_BITS = 0x7FFF
-# Code parts of LINSTOR ret_codes the driver branches on.
-NOT_FOUND_CODES = frozenset(range(300, 400))
-EXISTS_CODES = frozenset(range(500, 600))
-WARN_NOT_FOUND = 3000
 
 
 def base_url(uri):
@@ -51,27 +48,43 @@ def api_version(text):
     return tuple(parts + [0] * (3 - len(parts)))
 
 
-def _unsigned(code):
-    return code + (1 << 64) if code < 0 else code
-
-
-def is_error(entry):
-    return (_unsigned(int(entry.get('ret_code', 0))) & ERROR_BITS) \
-        == ERROR_BITS
-
-
-def code_of(entry):
-    return _unsigned(int(entry.get('ret_code', 0))) & CODE_BITS
-
-
 def _error_text(payload):
-    entries = payload if isinstance(payload, list) else (
-        payload.get('messages') if isinstance(payload, dict) else None)
-    if not isinstance(entries, list):
-        return None
-    texts = [str(e.get('message')) for e in entries
-             if isinstance(e, dict) and is_error(e)]
-    return '; '.join(texts) or None
+    return apicallrc.text(apicallrc.errors(apicallrc.entries_of(payload)))
+
+
+def _refused(status, payload):
+    return bool(apicallrc.errors(apicallrc.entries_of(payload)))
+
+
+class LinstorRefusal(exception.ArrayAPIError):
+    """LINSTOR answered with error entries: it refused the request.
+
+    ``entries`` holds the whole answer; ``error_code`` is the code part of
+    the first error entry.
+    """
+
+    def __init__(self, message=None, entries=(), **kwargs):
+        self.entries = list(entries)
+        errors = apicallrc.errors(self.entries)
+        kwargs.setdefault('error_code',
+                          apicallrc.code(errors[0]) if errors else None)
+        super().__init__(message, **kwargs)
+
+    def _codes(self, obj=None):
+        return {apicallrc.code(e) for e in apicallrc.errors(self.entries)
+                if obj is None or apicallrc.obj(e) ==
+                apicallrc.OBJECTS[obj]}
+
+    def exists(self, obj=None):
+        """Refused because an object (of that kind) already exists."""
+        return any(c in apicallrc.EXISTS_RANGE for c in self._codes(obj))
+
+    def not_found(self, obj=None):
+        return any(c in apicallrc.NOT_FOUND_RANGE
+                   for c in self._codes(obj))
+
+    def has(self, code):
+        return code in self._codes()
 
 
 class LinstorClient(object):
@@ -90,7 +103,7 @@ class LinstorClient(object):
             connect_timeout=connect_timeout, read_timeout=read_timeout,
             retries=retries, backoff=backoff,
             array_name='LINSTOR %s' % base_url(uri), error_text=_error_text,
-            **kwargs) for uri in uris]
+            refused=_refused, **kwargs) for uri in uris]
         self.current = 0
 
     @property
@@ -102,7 +115,10 @@ class LinstorClient(object):
             session.close()
 
     def _request(self, method, path, params=None, body=None):
-        """One call, trying each controller once when unreachable."""
+        """One call, trying each controller once when unreachable.
+
+        A LINSTOR refusal raises LinstorRefusal.
+        """
         tried = 0
         while True:
             session = self.sessions[self.current]
@@ -114,6 +130,17 @@ class LinstorClient(object):
                 if tried >= len(self.sessions):
                     raise
                 self.current = (self.current + 1) % len(self.sessions)
+            except exception.ArrayAPIError as e:
+                entries = apicallrc.entries_of(getattr(e, 'reply', None))
+                if not apicallrc.errors(entries):
+                    raise
+                raise self._refusal(method, path, e.status, entries)
+
+    def _refusal(self, method, path, status, entries):
+        return LinstorRefusal(
+            array=self.name, method=method, path=path, entries=entries,
+            status=status, reason='refused (HTTP %s): %s' % (
+                status, apicallrc.text(apicallrc.errors(entries))))
 
     def _bad(self, method, path, status, reason):
         return exception.ArrayBadReply(array=self.name, method=method,
@@ -134,15 +161,27 @@ class LinstorClient(object):
         """The object at ``path``, or None when LINSTOR says not found."""
         try:
             return self.get(path, expect=dict)
+        except LinstorRefusal as e:
+            if e.status == 404 or e.not_found():
+                return None
+            raise
         except exception.ArrayAPIError as e:
             if e.status == 404:
                 return None
             raise
 
     def call(self, method, path, body=None, missing_ok=False):
-        """A mutation; returns its ApiCallRc entries, all checked."""
+        """A mutation; returns its ApiCallRc entries, all checked.
+
+        A clone answers an object that holds the entries; it is returned
+        whole. ``missing_ok``: a not-found refusal is an empty answer.
+        """
         try:
             status, payload = self._request(method, path, body=body)
+        except LinstorRefusal as e:
+            if missing_ok and e.not_found():
+                return []
+            raise
         except exception.ArrayAPIError as e:
             if missing_ok and e.status == 404:
                 return []
@@ -152,15 +191,11 @@ class LinstorClient(object):
         if entries is None:
             entries = []
         if not isinstance(entries, list) or not all(
-                isinstance(e, dict) and 'ret_code' in e for e in entries):
+                apicallrc.is_entry(e) for e in entries):
             raise self._bad(method, path, status, 'expected a list of '
                             'ApiCallRc entries')
-        errors = [e for e in entries if is_error(e)]
-        if errors:
-            raise exception.ArrayAPIError(
-                array=self.name, method=method, path=path,
-                reason='; '.join(str(e.get('message')) for e in errors),
-                status=status, error_code=code_of(errors[0]))
+        if apicallrc.errors(entries):
+            raise self._refusal(method, path, status, entries)
         return payload if isinstance(payload, dict) else entries
 
     # -- endpoints ------------------------------------------------------------
@@ -186,20 +221,28 @@ class LinstorClient(object):
             params['nodes'] = list(nodes)
         return self.get('/v1/view/resources', params=params or None)
 
+    def resource_groups(self):
+        return self.get('/v1/resource-groups')
+
     def resource_group(self, name):
         return self.get_one('/v1/resource-groups/%s' % name)
 
-    def create_resource_group(self, name, select_filter, props,
-                              description):
+    def create_resource_group(self, name, select_filter, description):
+        # LINSTOR ignores properties in a create: they need a modify.
         return self.call('POST', '/v1/resource-groups', {
             'name': name, 'description': description,
-            'select_filter': select_filter, 'props': props})
+            'select_filter': select_filter})
 
     def modify_resource_group(self, name, select_filter, props,
                               delete_props):
-        return self.call('PUT', '/v1/resource-groups/%s' % name, {
-            'select_filter': select_filter, 'override_props': props,
-            'delete_props': delete_props})
+        body = {'override_props': props, 'delete_props': delete_props}
+        if select_filter:
+            body['select_filter'] = select_filter
+        return self.call('PUT', '/v1/resource-groups/%s' % name, body)
+
+    def delete_resource_group(self, name):
+        return self.call('DELETE', '/v1/resource-groups/%s' % name,
+                         missing_ok=True)
 
     def spawn(self, rg_name, rd_name, size_kib):
         return self.call('POST', '/v1/resource-groups/%s/spawn' % rg_name, {
@@ -207,7 +250,17 @@ class LinstorClient(object):
             'partial': False, 'definitions_only': False})
 
     def resource_definition(self, name):
+        """One definition, without its volume definitions."""
         return self.get_one('/v1/resource-definitions/%s' % name)
+
+    def resource_definitions(self, with_volume_definitions=False):
+        return self.get('/v1/resource-definitions', params={
+            'with_volume_definitions': 'true'}
+            if with_volume_definitions else None)
+
+    def volume_definitions(self, name):
+        return self.get('/v1/resource-definitions/%s/volume-definitions' %
+                        name)
 
     def create_resource_definition(self, name, rg_name):
         return self.call('POST', '/v1/resource-definitions', {
@@ -235,9 +288,19 @@ class LinstorClient(object):
                          'make-available' % (name, node),
                          {'diskful': bool(diskful)})
 
-    def modify_resource(self, name, node, props):
+    def resource(self, name, node):
+        """The resource of a definition on a node, or None."""
+        rows = [r for r in self.resources([name], [node])
+                if str(r.get('node_name')).lower() == node.lower() and
+                str(r.get('name')).lower() == name.lower()]
+        return rows[0] if rows else None
+
+    def modify_resource(self, name, node, props=None, delete_props=None):
+        body = {'override_props': props or {}}
+        if delete_props:
+            body['delete_props'] = list(delete_props)
         return self.call('PUT', '/v1/resource-definitions/%s/resources/%s' % (
-            name, node), {'override_props': props})
+            name, node), body)
 
     def delete_resource(self, name, node):
         return self.call('DELETE', '/v1/resource-definitions/%s/resources/%s'
@@ -262,6 +325,7 @@ class LinstorClient(object):
                          % (name, snapshot), missing_ok=True)
 
     def restore(self, name, snapshot, target, nodes=None):
+        """Volume definitions, then resources, into an empty definition."""
         self.call('POST', '/v1/resource-definitions/%s/snapshot-restore-'
                   'volume-definition/%s' % (name, snapshot),
                   {'to_resource': target})

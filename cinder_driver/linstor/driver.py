@@ -30,9 +30,14 @@ class LinstorBaseDriver(driver_base.AdapterDriver):
       1.0.0 - resource group per volume type, DRBD and iSCSI attach,
               clone API, revert, retype with re-placement, manage,
               multiattach, consistency groups, active/active
+      1.1.0 - checked against LINSTOR 1.33: refusals read from ApiCallRc
+              and never retried, nothing deleted that a call did not
+              make, type properties set after group create, clone
+              through a snapshot where pools cannot clone, device path
+              from layer data, manageable volumes and snapshots
     """
 
-    VERSION = '1.0.0'
+    VERSION = '1.1.0'
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -42,6 +47,26 @@ class LinstorBaseDriver(driver_base.AdapterDriver):
         self.adapter = guard.Guarded(linstor_adapter.LinstorAdapter(
             self.configuration, self.PROTOCOL, self.VERSION),
             'LINSTOR backend %s' % self.configuration.config_group)
+
+    def get_manageable_volumes(self, cinder_volumes, marker, limit, offset,
+                               sort_keys, sort_dirs):
+        return self.adapter.get_manageable_volumes(
+            cinder_volumes, marker, limit, offset, sort_keys, sort_dirs)
+
+    def manage_existing_snapshot(self, snapshot, existing_ref):
+        return self.adapter.manage_existing_snapshot(snapshot, existing_ref)
+
+    def manage_existing_snapshot_get_size(self, snapshot, existing_ref):
+        return self.adapter.manage_existing_snapshot_get_size(snapshot,
+                                                              existing_ref)
+
+    def unmanage_snapshot(self, snapshot):
+        self.adapter.unmanage_snapshot(snapshot)
+
+    def get_manageable_snapshots(self, cinder_snapshots, marker, limit,
+                                 offset, sort_keys, sort_dirs):
+        return self.adapter.get_manageable_snapshots(
+            cinder_snapshots, marker, limit, offset, sort_keys, sort_dirs)
 
     @staticmethod
     def get_driver_options():
@@ -96,8 +121,11 @@ class LinstorISCSIDriver(LinstorBaseDriver):
             remote_ok=self.adapter.remote_access(volume))
 
     def create_export(self, context, volume, connector):
-        return self.target_driver.create_export(context, volume,
-                                                self._local(volume))
+        # Cinder saves only provider_* keys of the model update.
+        export = self.target_driver.create_export(context, volume,
+                                                  self._local(volume))
+        return {'provider_location': export['location'],
+                'provider_auth': export['auth']}
 
     def ensure_export(self, context, volume):
         self.target_driver.ensure_export(context, volume,

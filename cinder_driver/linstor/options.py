@@ -29,6 +29,10 @@ linstor_opts = [
     cfg.StrOpt('linstor_storage_pool', default='DfltStorPool',
                help='Storage pool of volumes whose type and pool do not '
                     'name one.'),
+    cfg.ListOpt('linstor_layer_list', default=[],
+                help='Layer list (for example drbd,storage or storage) of '
+                     'volumes whose type does not set linstor:layer_list. '
+                     'Default: the controller\'s own default.'),
     cfg.StrOpt('linstor_resource_group_prefix', default='cinder-',
                help='Prefix of the resource groups made per volume type.'),
     cfg.StrOpt('linstor_local_node',

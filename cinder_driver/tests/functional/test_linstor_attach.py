@@ -29,8 +29,10 @@ class LinstorDrbdAttachTestCase(base.LinstorDriverTestCase):
         self.assertEqual({'driver_volume_type': 'local',
                           'data': {'device_path': '/dev/drbd/by-res/'
                                    'volume-%s/0' % vol.name_id}}, info)
-        self.assertEqual(2, len(calls))
-        self.assertTrue(calls[0].endswith('/make-available'))
+        # Is there a resource, make it available, mark it as the
+        # attach's own, read its device.
+        self.assertEqual(4, len(calls))
+        self.assertTrue(calls[1].endswith('/make-available'))
         self.assertEqual((True, 'DfltDisklessStorPool'),
                          self.replicas(vol)[base.LOCAL_NODE])
         # The client reads what a replica holds.
@@ -98,14 +100,17 @@ class LinstorISCSIAttachTestCase(base.LinstorDriverTestCase):
 
     def test_export_opens_the_volume_on_the_local_node(self):
         target = mock.Mock()
-        target.create_export.return_value = {'location': 'loc'}
+        target.create_export.return_value = {'location': 'loc',
+                                             'auth': 'CHAP u p'}
         target.initialize_connection.return_value = {
             'driver_volume_type': 'iscsi', 'data': {}}
         self.driver.target_driver = target
         vol = self.create()
         vol.volume_attachment = objects.VolumeAttachmentList(objects=[])
-        self.assertEqual({'location': 'loc'}, self.driver.create_export(
-            self.ctx, vol, {'host': 'compute-7'}))
+        self.assertEqual({'provider_location': 'loc',
+                          'provider_auth': 'CHAP u p'},
+                         self.driver.create_export(self.ctx, vol,
+                                                   {'host': 'compute-7'}))
         target.create_export.assert_called_once_with(
             self.ctx, vol, '/dev/drbd/by-res/volume-%s/0' % vol.name_id)
         self.assertEqual((True, 'DfltDisklessStorPool'),

@@ -8,7 +8,7 @@ from cinder_driver.tests.functional import linstor_driver_base as base
 
 class LinstorVolumesTestCase(base.LinstorDriverTestCase):
 
-    def test_create_spawns_from_the_type_group_in_three_calls(self):
+    def test_create_spawns_from_the_type_group(self):
         vtype = self.volume_type(**{
             'linstor:redundancy': '3',
             'linstor:property:DrbdOptions:Disk:disk-flushes': 'no',
@@ -16,7 +16,9 @@ class LinstorVolumesTestCase(base.LinstorDriverTestCase):
             'linstor:property:DrbdOptions:Net:max-buffers': '8000'})
         vol = self.volume(2, vtype)
         _none, calls = self.count(self.driver.create_volume, vol)
-        self.assertEqual(['GET', 'POST', 'POST'],
+        # Group lookup, create, its properties (LINSTOR takes none in a
+        # create), spawn.
+        self.assertEqual(['GET', 'POST', 'PUT', 'POST'],
                          [c.split()[0] for c in calls])
         self.assertTrue(calls[-1].endswith('/spawn'))
         self.assertEqual(['sat-1', 'sat-2', 'sat-3'], self.diskful(vol))

@@ -8,7 +8,6 @@ from cinder.tests.unit import test
 from cinder.volume import configuration
 from cinder.volume import driver as volume_driver
 
-from cinder_driver.common import exception as flash_exception
 from cinder_driver.common import options as common_options
 from cinder_driver.linstor import adapter
 from cinder_driver.linstor import client
@@ -27,10 +26,14 @@ def rc(code, message='done', kind='ok'):
     return {'ret_code': value, 'message': message}
 
 
-def api_error(code, message='refused', status=500):
-    return flash_exception.ArrayAPIError(
+def refusal(code, message='refused', status=500, before=()):
+    """LINSTOR's refusal with an error entry of that code.
+
+    ``before``: entries the answer holds ahead of the error.
+    """
+    return client.LinstorRefusal(
         array='LINSTOR test', method='X', path='/x', reason=message,
-        status=status, error_code=code)
+        status=status, entries=list(before) + [rc(code, message, 'error')])
 
 
 def make_conf(test_case, **overrides):
@@ -77,3 +80,46 @@ class AdapterTestCase(test.TestCase):
 
     def rd(self, vol):
         return 'volume-%s' % vol.name_id
+
+
+class ControllerTestCase(test.TestCase):
+    """The adapter and its real client against a faked controller."""
+
+    def setUp(self):
+        super().setUp()
+        from cinder_driver.tests.unit import linstor_controller
+        self.ctx = context.get_admin_context()
+        self.conf = make_conf(self, linstor_storage_pool='filethin',
+                              flash_rest_retries=4)
+        self.adapter = adapter.LinstorAdapter(self.conf, 'DRBD', '1.1.0')
+        self.adapter.do_setup()
+        self.adapter._sleep = lambda seconds: None
+        self.slept = []
+        for session in self.adapter.client.sessions:
+            session._sleep = self.slept.append
+        self.linstor = linstor_controller.mount(self.adapter.client)
+
+    def vtype(self, **specs):
+        return objects.volume_type(self.ctx, **specs)
+
+    def volume(self, size=1, vtype=None, pool='filethin', provider_id=None,
+               **updates):
+        vol = objects.volume(self.ctx, size, vtype, provider_id,
+                             host='cinder@%s#%s' % (GROUP, pool), **updates)
+        vol.volume_attachment = cinder_objects.VolumeAttachmentList(
+            objects=[])
+        return vol
+
+    def snapshot(self, vol):
+        return objects.snapshot(self.ctx, vol)
+
+    def rd(self, vol):
+        return 'volume-%s' % vol.name_id
+
+    def rg(self, vtype, pool='filethin'):
+        return self.adapter.rg_name(vtype, pool)
+
+    def sent(self, method=None):
+        """'METHOD path' of the requests so far (of one method)."""
+        return [r for r in self.linstor.requests()
+                if method is None or r.startswith(method + ' ')]

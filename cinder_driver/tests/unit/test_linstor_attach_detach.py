@@ -17,9 +17,11 @@ def attached(host):
 
 class AttachTestCase(fakes.AdapterTestCase):
 
-    def test_attach_marks_a_resource_it_made(self):
+    def test_attach_marks_only_a_resource_it_made(self):
         vol = self.volume()
-        self.client.make_available.return_value = [fakes.rc(0x1340001)]
+        view = {'node_name': 'comp-1', 'volumes': [{
+            'volume_number': 0, 'layer_data_list': [{'type': 'DRBD'}]}]}
+        self.client.resource.side_effect = [None, view, view, view]
         info = self.adapter.initialize_connection(vol, {'host': 'comp-1'})
         self.assertEqual({'driver_volume_type': 'local', 'data': {
             'device_path': '/dev/drbd/by-res/%s/0' % self.rd(vol)}}, info)
@@ -28,20 +30,26 @@ class AttachTestCase(fakes.AdapterTestCase):
         self.client.modify_resource.assert_called_once_with(
             self.rd(vol), 'comp-1',
             {'Aux/cinder-flash/attached-for': vol.id})
-
-    def test_attach_to_an_existing_resource_marks_nothing(self):
-        self.client.make_available.return_value = [
-            fakes.rc(1006, 'already available')]
-        self.adapter.initialize_connection(self.volume(), {'host': 'sat-1'})
+        self.client.reset_mock()
+        self.adapter.initialize_connection(vol, {'host': 'comp-1'})
         self.client.modify_resource.assert_not_called()
 
     def test_no_remote_access_asks_for_a_disk(self):
         vol = self.volume(vtype=self.vtype(
             **{'linstor:allow_remote_access': 'False'}))
-        self.client.make_available.return_value = []
+        self.client.resource.return_value = {'volumes': [{
+            'volume_number': 0, 'device_path': '/dev/vg/x'}]}
         self.adapter.initialize_connection(vol, {'host': 'comp-1'})
         self.client.make_available.assert_called_once_with(
             self.rd(vol), 'comp-1', diskful=True)
+
+    def test_resource_without_a_device_is_an_error(self):
+        self.client.resource.return_value = {'volumes': [{
+            'volume_number': 0, 'layer_data_list': [{'type': 'STORAGE',
+                                                     'data': {}}]}]}
+        self.assertRaises(exception.VolumeBackendAPIException,
+                          self.adapter.initialize_connection,
+                          self.volume(), {'host': 'comp-1'})
 
     def test_connector_without_host(self):
         self.assertRaises(exception.InvalidConnectorException,
@@ -76,7 +84,8 @@ class AttachTestCase(fakes.AdapterTestCase):
         vol = self.volume(multiattach=True)
         vol.volume_attachment = objects.VolumeAttachmentList(
             objects=[attached('comp-2')])
-        self.client.make_available.return_value = []
+        self.client.resource.return_value = {'volumes': [{
+            'volume_number': 0, 'layer_data_list': [{'type': 'DRBD'}]}]}
         self.adapter.initialize_connection(vol, {'host': 'comp-1'})
         self.client.modify_resource_definition.assert_called_once_with(
             self.rd(vol), {'override_props': {
@@ -111,8 +120,11 @@ class ISCSIDriverTestCase(fakes.AdapterTestCase):
         drv.adapter.make_local.return_value = '/dev/drbd/by-res/v/0'
         drv.adapter.remote_access.return_value = False
         drv.target_driver = mock.Mock()
+        drv.target_driver.create_export.return_value = {'location': 'l',
+                                                        'auth': None}
         vol = self.volume()
-        drv.create_export(self.ctx, vol, {'host': 'comp-1'})
+        self.assertEqual({'provider_location': 'l', 'provider_auth': None},
+                         drv.create_export(self.ctx, vol, {'host': 'c'}))
         drv.adapter.make_local.assert_called_once_with(vol, 'cinder-1',
                                                        remote_ok=False)
         drv.target_driver.create_export.assert_called_once_with(

@@ -4,7 +4,7 @@ extend."""
 from cinder import exception
 
 from cinder_driver.common import exception as flash_exception
-from cinder_driver.linstor import adapter
+from cinder_driver.linstor import placement
 from cinder_driver.tests.unit import linstor_fakes as fakes
 
 
@@ -23,7 +23,7 @@ class TypePlacementTestCase(fakes.AdapterTestCase):
             'linstor:property:DrbdOptions:Disk:disk-flushes': 'no',
             'linstor:property:DrbdOptions/Net/max-buffers': '8000',
             'other:key': 'left alone'})
-        flt, props, remote = adapter.type_placement(vtype, self.conf)
+        flt, props, remote = placement.type_placement(vtype, self.conf)
         self.assertEqual({
             'place_count': 3, 'storage_pool_list': ['ssd', 'nvme'],
             'diskless_on_remaining': True,
@@ -37,11 +37,11 @@ class TypePlacementTestCase(fakes.AdapterTestCase):
         self.assertIs(True, remote)
 
     def test_defaults_come_from_the_backend_and_the_pool(self):
-        flt, props, _remote = adapter.type_placement(None, self.conf, 'fast')
+        flt, props, _remote = placement.type_placement(None, self.conf, 'fast')
         self.assertEqual({'place_count': 2, 'storage_pool_list': ['fast']},
                          flt)
         self.assertEqual({}, props)
-        flt, _p, _r = adapter.type_placement(None, self.conf)
+        flt, _p, _r = placement.type_placement(None, self.conf)
         self.assertEqual(['DfltStorPool'], flt['storage_pool_list'])
 
     def test_bad_specs_name_the_key(self):
@@ -56,7 +56,7 @@ class TypePlacementTestCase(fakes.AdapterTestCase):
                       {'linstor:property:Aux:x': 'y'},
                       {'linstor:property:DrbdOptions:Net:protocol': ' '}):
             err = self.assertRaises(exception.InvalidVolumeType,
-                                    adapter.type_placement,
+                                    placement.type_placement,
                                     self.vtype(**specs), self.conf)
             self.assertIn(list(specs)[0], str(err))
 
@@ -70,7 +70,7 @@ class CreateDeleteTestCase(fakes.AdapterTestCase):
         group = self.adapter.rg_name(vtype, 'DfltStorPool')
         self.client.create_resource_group.assert_called_once_with(
             group, {'place_count': 3, 'storage_pool_list': ['DfltStorPool']},
-            {}, 'cinder-flash volume type %s' % vtype.name)
+            'cinder-flash volume type %s' % vtype.name)
         self.client.spawn.assert_called_once_with(group, self.rd(vol),
                                                   2 * 1024 * 1024)
 
@@ -106,28 +106,37 @@ class CreateDeleteTestCase(fakes.AdapterTestCase):
             ['DrbdOptions/Disk/disk-flushes'])
 
     def test_a_group_made_meanwhile_is_used(self):
-        self.client.create_resource_group.side_effect = fakes.api_error(522)
+        self.client.create_resource_group.side_effect = fakes.refusal(522)
         self.client.resource_group.side_effect = [None, {
             'select_filter': {'place_count': 2,
                               'storage_pool_list': ['DfltStorPool']},
             'props': {}}]
         self.adapter.create_volume(self.volume())
         self.client.spawn.assert_called_once()
+        self.client.modify_resource_group.assert_not_called()
 
-    def test_failed_spawn_removes_the_definition(self):
-        self.client.spawn.side_effect = fakes.api_error(996, 'Not enough '
-                                                        'nodes')
+    def test_failed_spawn_removes_the_definition_it_made(self):
+        made = dict(fakes.rc(1, 'created'), ret_code=0x380000 | 0x1000000 | 1)
+        self.client.spawn.side_effect = fakes.refusal(
+            998, 'Failed to create file volume', before=[made])
         vol = self.volume()
         self.assertRaises(flash_exception.ArrayAPIError,
                           self.adapter.create_volume, vol)
         self.client.delete_resource_definition.assert_called_once_with(
             self.rd(vol))
 
-    def test_name_taken_is_not_undone(self):
-        self.client.spawn.side_effect = fakes.api_error(501, 'exists')
+    def test_refused_spawn_deletes_nothing(self):
+        self.client.spawn.side_effect = fakes.refusal(996, 'Not enough '
+                                                      'nodes')
         self.assertRaises(flash_exception.ArrayAPIError,
-                          self.adapter.create_volume,
-                          self.volume())
+                          self.adapter.create_volume, self.volume())
+        self.client.delete_resource_definition.assert_not_called()
+
+    def test_name_taken_is_not_undone(self):
+        self.client.spawn.side_effect = fakes.refusal(501, 'exists')
+        err = self.assertRaises(exception.VolumeBackendAPIException,
+                                self.adapter.create_volume, self.volume())
+        self.assertIn('not made by this request', str(err))
         self.client.delete_resource_definition.assert_not_called()
 
     def test_bad_type_touches_nothing(self):

@@ -60,21 +60,11 @@ class RetypeTestCase(fakes.AdapterTestCase):
 
 class ManageTestCase(fakes.AdapterTestCase):
 
-    def test_manage_rounds_up_and_keeps_the_name(self):
-        self.client.resource_definition.return_value = {
-            'name': 'legacy', 'volume_definitions': [{'size_kib': 1536 *
-                                                      1024}]}
-        vol = self.volume()
-        ref = {'source-name': 'legacy'}
-        self.assertEqual(2, self.adapter.manage_existing_get_size(vol, ref))
-        self.assertEqual({'provider_id': 'legacy'},
-                         self.adapter.manage_existing(vol, ref))
-        self.client.resize.assert_called_once_with('legacy', 2 * 1024 * 1024)
-
     def test_bad_references(self):
         vol = self.volume()
         self.client.resource_definition.side_effect = [
-            None, {'name': 'two', 'volume_definitions': [{}, {}]}]
+            None, {'name': 'two'}]
+        self.client.volume_definitions.return_value = [{}, {}]
         for ref in ({}, {'source-name': 'missing'}, {'source-name': 'two'}):
             self.assertRaises(exception.ManageExistingInvalidReference,
                               self.adapter.manage_existing_get_size, vol,

@@ -38,7 +38,7 @@ class SnapshotTestCase(fakes.AdapterTestCase):
     def test_failed_restore_is_undone(self):
         src = self.volume()
         vol = self.volume()
-        self.client.restore.side_effect = fakes.api_error(980, 'no space')
+        self.client.restore.side_effect = fakes.refusal(980, 'no space')
         self.assertRaises(flash_exception.ArrayAPIError,
                           self.adapter.create_volume_from_snapshot,
                           vol, self.snapshot(src))

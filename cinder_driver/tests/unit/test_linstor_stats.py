@@ -21,7 +21,10 @@ class StatsTestCase(fakes.AdapterTestCase):
         ] + [pool('c', 'DfltDisklessStorPool', 'DISKLESS', 2 ** 63 - 1,
                   2 ** 63 - 1)]
         volume = {'storage_pool_name': 'thin', 'allocated_size_kib':
-                  30 * GIB, 'usable_size_kib': 40 * GIB}
+                  30 * GIB}
+        self.client.resource_definitions.return_value = [
+            {'name': 'v1', 'volume_definitions': [{'size_kib': 40 * GIB}]}]
+        self.client.resource_groups.return_value = []
         self.client.resources.return_value = [
             {'name': 'v1', 'node_name': n, 'flags': [], 'volumes': [volume]}
             for n in ('a', 'b')] + [
@@ -52,6 +55,8 @@ class StatsTestCase(fakes.AdapterTestCase):
     def test_stats_are_cached(self):
         self.client.storage_pools.return_value = []
         self.client.resources.return_value = []
+        self.client.resource_definitions.return_value = []
+        self.client.resource_groups.return_value = []
         self.adapter.get_volume_stats(refresh=True)
         self.adapter.get_volume_stats(refresh=True)
         self.assertEqual(1, self.client.storage_pools.call_count)
