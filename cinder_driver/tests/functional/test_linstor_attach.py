@@ -1,4 +1,4 @@
-"""LINSTOR driver: DRBD and iSCSI attach and detach, on the array."""
+"""LINSTOR driver: DRBD and iSCSI attach and detach."""
 
 from unittest import mock
 
@@ -22,10 +22,32 @@ class LinstorDrbdAttachTestCase(base.LinstorDriverTestCase):
             objects=[attachment(h) for h in hosts])
         return vol
 
+    def expected_device(self, vol, node):
+        """The device LINSTOR's layer data names for ``node``."""
+        _s, rows = self.linstor('GET', '/v1/view/resources', params={
+            'resources': 'volume-%s' % vol.name_id, 'nodes': node})
+        volume = rows[0]['volumes'][0]
+        if volume['layer_data_list'][0]['type'] == 'DRBD':
+            return '/dev/drbd/by-res/volume-%s/0' % vol.name_id
+        return volume['device_path']
+
+    def test_attach_on_a_replica_node_opens_its_device(self):
+        vol = self.attachable(self.create())
+        holder = self.diskful(vol)[0]
+        info = self.driver.initialize_connection(vol, {'host': holder})
+        self.assertEqual({'driver_volume_type': 'local', 'data': {
+            'device_path': self.expected_device(vol, holder)}}, info)
+        if self.target.layers == ['storage']:
+            self.assertFalse(info['data']['device_path'].startswith(
+                '/dev/drbd'))
+        self.driver.terminate_connection(vol, {'host': holder})
+        self.assertIn(holder, self.diskful(vol))
+
     def test_diskless_attach_and_detach_on_a_client_node(self):
+        client = self.need_client_node()
         vol = self.attachable(self.create())
         info, calls = self.count(self.driver.initialize_connection, vol,
-                                 {'host': base.LOCAL_NODE})
+                                 {'host': client})
         self.assertEqual({'driver_volume_type': 'local',
                           'data': {'device_path': '/dev/drbd/by-res/'
                                    'volume-%s/0' % vol.name_id}}, info)
@@ -34,59 +56,61 @@ class LinstorDrbdAttachTestCase(base.LinstorDriverTestCase):
         self.assertEqual(4, len(calls))
         self.assertTrue(calls[1].endswith('/make-available'))
         self.assertEqual((True, 'DfltDisklessStorPool'),
-                         self.replicas(vol)[base.LOCAL_NODE])
+                         self.replicas(vol)[client])
         # The client reads what a replica holds.
         self.write(vol, self.diskful(vol)[0], 'write -P 0x5a 0 64k')
-        self.assertTrue(self.pattern_at(vol, base.LOCAL_NODE, 0, 65536,
-                                        0x5a))
+        self.assertTrue(self.pattern_at(vol, client, 0, 65536, 0x5a))
         # Attaching again is idempotent.
-        self.driver.initialize_connection(vol, {'host': base.LOCAL_NODE})
-        self.driver.terminate_connection(vol, {'host': base.LOCAL_NODE})
-        self.assertNotIn(base.LOCAL_NODE, self.replicas(vol))
+        self.driver.initialize_connection(vol, {'host': client})
+        self.driver.terminate_connection(vol, {'host': client})
+        self.assertNotIn(client, self.replicas(vol))
         self.assertEqual(2, len(self.diskful(vol)))
 
-    def test_detach_keeps_replicas_and_resources_not_ours(self):
+    def test_detach_keeps_resources_not_ours(self):
+        client = self.need_client_node()
         vol = self.attachable(self.create())
-        holder = self.diskful(vol)[0]
-        info = self.driver.initialize_connection(vol, {'host': holder})
-        self.assertIn('device_path', info['data'])
-        self.driver.terminate_connection(vol, {'host': holder})
-        self.assertIn(holder, self.diskful(vol))
-        # A diskless resource someone else made stays too.
-        status, _body = self.array.linstor(
+        status, _body = self.linstor(
             'POST', '/v1/resource-definitions/volume-%s/resources' %
-            vol.name_id, [{'resource': {'node_name': base.LOCAL_NODE,
+            vol.name_id, [{'resource': {'node_name': client,
                                         'flags': ['DRBD_DISKLESS']}}])
         self.assertEqual(201, status)
-        self.driver.terminate_connection(vol, {'host': base.LOCAL_NODE})
-        self.assertIn(base.LOCAL_NODE, self.replicas(vol))
+        self.driver.terminate_connection(vol, {'host': client})
+        self.assertIn(client, self.replicas(vol))
 
-    def test_no_remote_access_attaches_diskful(self):
+    def test_no_remote_access_attaches_diskful_and_detach_removes_it(self):
+        self.need_nodes(2)
         vtype = self.volume_type(**{'linstor:allow_remote_access': 'false',
                                     'linstor:redundancy': '1'})
         vol = self.attachable(self.create(vtype=vtype))
-        other = [n for n in ('sat-1', 'sat-2', 'sat-3')
+        other = [n for n in self.target.nodes
                  if n not in self.diskful(vol)][0]
         self.driver.initialize_connection(vol, {'host': other})
-        self.assertEqual((False, 'DfltStorPool'), self.replicas(vol)[other])
+        self.assertEqual((False, self.pool), self.replicas(vol)[other])
+        self.driver.terminate_connection(vol, {'host': other})
+        self.assertNotIn(other, self.replicas(vol))
+        self.assertEqual(1, len(self.diskful(vol)))
 
     def test_multiattach_allows_two_primaries_while_shared(self):
+        client = self.need_client_node()
         vol = self.create()
         vol.multiattach = True
-        self.attachable(vol, 'sat-1')
-        self.driver.initialize_connection(vol, {'host': base.LOCAL_NODE})
+        first = self.diskful(vol)[0]
+        self.attachable(vol, first)
+        self.driver.initialize_connection(vol, {'host': client})
         props = self.rd(vol)['props']
         self.assertEqual('yes', props['DrbdOptions/Net/allow-two-primaries'])
-        self.attachable(vol, 'sat-1', base.LOCAL_NODE)
-        self.driver.terminate_connection(vol, {'host': base.LOCAL_NODE})
+        self.attachable(vol, first, client)
+        self.driver.terminate_connection(vol, {'host': client})
         self.assertNotIn('DrbdOptions/Net/allow-two-primaries',
                          self.rd(vol)['props'])
 
-    def test_force_detach_removes_our_diskless_resources(self):
+    def test_force_detach_removes_what_attach_made(self):
+        client = self.need_client_node()
         vol = self.attachable(self.create())
-        self.driver.initialize_connection(vol, {'host': base.LOCAL_NODE})
+        self.driver.initialize_connection(vol, {'host': client})
         self.driver.terminate_connection(vol, None)
-        self.assertNotIn(base.LOCAL_NODE, self.replicas(vol))
+        self.assertNotIn(client, self.replicas(vol))
+        self.assertEqual(2, len(self.diskful(vol)))
 
 
 class LinstorISCSIAttachTestCase(base.LinstorDriverTestCase):
@@ -107,31 +131,38 @@ class LinstorISCSIAttachTestCase(base.LinstorDriverTestCase):
         self.driver.target_driver = target
         vol = self.create()
         vol.volume_attachment = objects.VolumeAttachmentList(objects=[])
+        had = set(self.replicas(vol))
         self.assertEqual({'provider_location': 'loc',
                           'provider_auth': 'CHAP u p'},
                          self.driver.create_export(self.ctx, vol,
                                                    {'host': 'compute-7'}))
-        target.create_export.assert_called_once_with(
-            self.ctx, vol, '/dev/drbd/by-res/volume-%s/0' % vol.name_id)
-        self.assertEqual((True, 'DfltDisklessStorPool'),
-                         self.replicas(vol)[base.LOCAL_NODE])
+        _ctx, _vol, device = target.create_export.call_args[0]
+        if self.target.layers == ['storage']:
+            self.assertTrue(device.startswith('/dev/'), device)
+            self.assertFalse(device.startswith('/dev/drbd'), device)
+        else:
+            self.assertEqual('/dev/drbd/by-res/volume-%s/0' % vol.name_id,
+                             device)
+        self.assertIn(self.local_node, self.replicas(vol))
         info = self.driver.initialize_connection(vol, {'host': 'compute-7'})
         self.assertEqual('iscsi', info['driver_volume_type'])
         self.driver.terminate_connection(vol, {'host': 'compute-7'})
         self.driver.remove_export(self.ctx, vol)
         target.remove_export.assert_called_once_with(self.ctx, vol)
-        self.assertNotIn(base.LOCAL_NODE, self.replicas(vol))
+        # Only what the export made goes.
+        self.assertEqual(had, set(self.replicas(vol)))
 
     def test_target_helper_comes_from_cinder_conf(self):
         self.assertEqual('TgtAdm', type(self.driver.target_driver).__name__)
 
     def test_diskful_export_needs_a_pool_on_the_volume_host(self):
+        client = self.need_client_node()
         self.driver.target_driver = mock.Mock()
         vtype = self.volume_type(**{'linstor:allow_remote_access': 'False'})
         vol = self.create(vtype=vtype)
         err = self.assertRaises(flash_exception.ArrayAPIError,
                                 self.driver.create_export, self.ctx, vol,
                                 {'host': 'compute-7'})
-        self.assertIn('DfltStorPool', str(err))
+        self.assertIn(self.pool, str(err))
         self.driver.target_driver.create_export.assert_not_called()
-        self.assertNotIn(base.LOCAL_NODE, self.replicas(vol))
+        self.assertNotIn(client, self.replicas(vol))

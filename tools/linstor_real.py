@@ -1,0 +1,56 @@
+"""Run the LINSTOR functional tests against a real LINSTOR controller.
+
+``tox -e linstor-real``. The controller comes from the environment (see
+cinder_driver/tests/functional/linstor_target.py):
+
+    CINDER_FLASH_LINSTOR_URL=http://127.0.0.1:3370 \\
+    CINDER_FLASH_LINSTOR_POOL=thinpool \\
+    CINDER_FLASH_LINSTOR_LAYERS=storage tox -e linstor-real
+
+Without a URL the run stops at once with a message and exit status 2: a
+run that skipped every test would look like a pass. The tests create and
+remove their own resource groups (prefix ``cft-``), definitions and
+snapshots; point them at a controller meant for testing. They run one at
+a time. Extra arguments are passed to stestr as a test filter.
+"""
+
+import os
+import subprocess
+import sys
+
+import requests
+
+SUITE = 'cinder_driver.tests.functional.test_linstor_'
+
+
+def main(argv):
+    url = os.environ.get('CINDER_FLASH_LINSTOR_URL', '').strip()
+    if not url:
+        sys.stderr.write(
+            'tox -e linstor-real needs a LINSTOR controller: set '
+            'CINDER_FLASH_LINSTOR_URL (e.g. http://127.0.0.1:3370), and '
+            'CINDER_FLASH_LINSTOR_POOL / CINDER_FLASH_LINSTOR_LAYERS as '
+            'the controller needs. Nothing was run.\n')
+        return 2
+    try:
+        resp = requests.get(url.rstrip('/') + '/v1/controller/version',
+                            timeout=(5, 30))
+        resp.raise_for_status()
+        version = resp.json()
+    except (requests.RequestException, ValueError) as e:
+        sys.stderr.write('LINSTOR controller %s does not answer: %s\n' % (
+            url, e))
+        return 2
+    print('LINSTOR %s (REST API %s) at %s; pool %s; layers %s' % (
+        version.get('version'), version.get('rest_api_version'), url,
+        os.environ.get('CINDER_FLASH_LINSTOR_POOL', 'DfltStorPool'),
+        os.environ.get('CINDER_FLASH_LINSTOR_LAYERS') or 'the default'))
+    sys.stdout.flush()
+    filters = argv or [SUITE]
+    return subprocess.call(['stestr', '--test-path',
+                            './cinder_driver/tests/functional', 'run',
+                            '--concurrency', '1'] + filters)
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv[1:]))
