@@ -72,26 +72,6 @@ class K2BaseDriver(driver_base.AdapterDriver):
     def migrate_volume(self, context, volume, host):
         return self.adapter.migrate_volume(volume, host)
 
-    def get_manageable_volumes(self, cinder_volumes, marker, limit, offset,
-                               sort_keys, sort_dirs):
-        return self.adapter.get_manageable_volumes(
-            cinder_volumes, marker, limit, offset, sort_keys, sort_dirs)
-
-    def manage_existing_snapshot(self, snapshot, existing_ref):
-        return self.adapter.manage_existing_snapshot(snapshot, existing_ref)
-
-    def manage_existing_snapshot_get_size(self, snapshot, existing_ref):
-        return self.adapter.manage_existing_snapshot_get_size(snapshot,
-                                                              existing_ref)
-
-    def unmanage_snapshot(self, snapshot):
-        self.adapter.unmanage_snapshot(snapshot)
-
-    def get_manageable_snapshots(self, cinder_snapshots, marker, limit,
-                                 offset, sort_keys, sort_dirs):
-        return self.adapter.get_manageable_snapshots(
-            cinder_snapshots, marker, limit, offset, sort_keys, sort_dirs)
-
 
 class K2AttachDriver(driver_base.HostLockedAttach, K2BaseDriver):
     """Map and unmap, serialised per host."""

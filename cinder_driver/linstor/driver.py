@@ -48,26 +48,6 @@ class LinstorBaseDriver(driver_base.AdapterDriver):
             self.configuration, self.PROTOCOL, self.VERSION),
             'LINSTOR backend %s' % self.configuration.config_group)
 
-    def get_manageable_volumes(self, cinder_volumes, marker, limit, offset,
-                               sort_keys, sort_dirs):
-        return self.adapter.get_manageable_volumes(
-            cinder_volumes, marker, limit, offset, sort_keys, sort_dirs)
-
-    def manage_existing_snapshot(self, snapshot, existing_ref):
-        return self.adapter.manage_existing_snapshot(snapshot, existing_ref)
-
-    def manage_existing_snapshot_get_size(self, snapshot, existing_ref):
-        return self.adapter.manage_existing_snapshot_get_size(snapshot,
-                                                              existing_ref)
-
-    def unmanage_snapshot(self, snapshot):
-        self.adapter.unmanage_snapshot(snapshot)
-
-    def get_manageable_snapshots(self, cinder_snapshots, marker, limit,
-                                 offset, sort_keys, sort_dirs):
-        return self.adapter.get_manageable_snapshots(
-            cinder_snapshots, marker, limit, offset, sort_keys, sort_dirs)
-
     @staticmethod
     def get_driver_options():
         additional = ('max_over_subscription_ratio', 'reserved_percentage',

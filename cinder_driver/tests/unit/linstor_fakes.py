@@ -50,11 +50,39 @@ def make_conf(test_case, **overrides):
     return conf
 
 
-class AdapterTestCase(test.TestCase):
+class LinstorTestCase(test.TestCase):
+    """Cinder objects on a backend whose default pool is POOL."""
+
+    POOL = 'DfltStorPool'
 
     def setUp(self):
         super().setUp()
         self.ctx = context.get_admin_context()
+
+    def vtype(self, **specs):
+        return objects.volume_type(self.ctx, **specs)
+
+    def volume(self, size=1, vtype=None, pool=None, provider_id=None,
+               **updates):
+        vol = objects.volume(self.ctx, size, vtype, provider_id,
+                             host='cinder@%s#%s' % (GROUP, pool or
+                                                    self.POOL), **updates)
+        vol.volume_attachment = cinder_objects.VolumeAttachmentList(
+            objects=[])
+        return vol
+
+    def snapshot(self, vol):
+        return objects.snapshot(self.ctx, vol)
+
+    def rd(self, vol):
+        return 'volume-%s' % vol.name_id
+
+
+class AdapterTestCase(LinstorTestCase):
+    """The adapter with a mock client."""
+
+    def setUp(self):
+        super().setUp()
         self.conf = make_conf(self)
         self.adapter = adapter.LinstorAdapter(self.conf, 'DRBD', '1.0.0')
         self.client = mock.Mock(spec=client.LinstorClient)
@@ -64,32 +92,16 @@ class AdapterTestCase(test.TestCase):
         self.adapter.local_node = 'cinder-1'
         self.adapter._sleep = lambda seconds: None
 
-    def vtype(self, **specs):
-        return objects.volume_type(self.ctx, **specs)
 
-    def volume(self, size=1, vtype=None, pool='DfltStorPool',
-               provider_id=None, **updates):
-        vol = objects.volume(self.ctx, size, vtype, provider_id,
-                             host='cinder@%s#%s' % (GROUP, pool), **updates)
-        vol.volume_attachment = cinder_objects.VolumeAttachmentList(
-            objects=[])
-        return vol
-
-    def snapshot(self, vol):
-        return objects.snapshot(self.ctx, vol)
-
-    def rd(self, vol):
-        return 'volume-%s' % vol.name_id
-
-
-class ControllerTestCase(test.TestCase):
+class ControllerTestCase(LinstorTestCase):
     """The adapter and its real client against a faked controller."""
+
+    POOL = 'filethin'
 
     def setUp(self):
         super().setUp()
         from cinder_driver.tests.unit import linstor_controller
-        self.ctx = context.get_admin_context()
-        self.conf = make_conf(self, linstor_storage_pool='filethin',
+        self.conf = make_conf(self, linstor_storage_pool=self.POOL,
                               flash_rest_retries=4)
         self.adapter = adapter.LinstorAdapter(self.conf, 'DRBD', '1.1.0')
         self.adapter.do_setup()
@@ -99,25 +111,8 @@ class ControllerTestCase(test.TestCase):
             session._sleep = self.slept.append
         self.linstor = linstor_controller.mount(self.adapter.client)
 
-    def vtype(self, **specs):
-        return objects.volume_type(self.ctx, **specs)
-
-    def volume(self, size=1, vtype=None, pool='filethin', provider_id=None,
-               **updates):
-        vol = objects.volume(self.ctx, size, vtype, provider_id,
-                             host='cinder@%s#%s' % (GROUP, pool), **updates)
-        vol.volume_attachment = cinder_objects.VolumeAttachmentList(
-            objects=[])
-        return vol
-
-    def snapshot(self, vol):
-        return objects.snapshot(self.ctx, vol)
-
-    def rd(self, vol):
-        return 'volume-%s' % vol.name_id
-
-    def rg(self, vtype, pool='filethin'):
-        return self.adapter.rg_name(vtype, pool)
+    def rg(self, vtype):
+        return self.adapter.rg_name(vtype, self.POOL)
 
     def sent(self, method=None):
         """'METHOD path' of the requests so far (of one method)."""

@@ -257,6 +257,32 @@ class CopyTestCase(fakes.ControllerTestCase):
                           'DELETE %s/%s/snapshots/%s' % (RDS, src, temp)],
                          self.sent('DELETE'))
 
+    def test_delete_removes_a_clone_snapshot_left_behind(self):
+        src = self.rd(self.src)
+        temp = 'clone-%s' % self.vol.name_id
+        self.linstor.on('DELETE', RDS + '/[^/]+', ctl.Reply(500, [ctl.entry(
+            'error', 514, "Cannot delete resource definition '%s' because "
+            'it has snapshots.' % src, 'rsc_dfn', 'delete')]),
+            ctl.deleted(src))
+        self.linstor.on('GET', '/v1/view/snapshots', [
+            {'name': temp, 'resource_name': src}])
+        self.linstor.on('DELETE', RDS + '/[^/]+/snapshots/[^/]+', ctl.ok())
+        self.adapter.delete_volume(self.src)
+        self.assertEqual(['DELETE %s/%s' % (RDS, src),
+                          'DELETE %s/%s/snapshots/%s' % (RDS, src, temp),
+                          'DELETE %s/%s' % (RDS, src)], self.sent('DELETE'))
+
+    def test_delete_keeps_other_snapshots_and_says_why(self):
+        self.linstor.on('DELETE', RDS + '/[^/]+', ctl.Reply(500, [ctl.entry(
+            'error', 514, 'Cannot delete resource definition because it '
+            'has snapshots.', 'rsc_dfn', 'delete')]))
+        self.linstor.on('GET', '/v1/view/snapshots', [
+            {'name': 'nightly', 'resource_name': self.rd(self.src)}])
+        err = self.assertRaises(flash_exception.ArrayAPIError,
+                                self.adapter.delete_volume, self.src)
+        self.assertIn('has snapshots', str(err))
+        self.assertEqual(1, len(self.sent('DELETE')))
+
     def test_pool_that_can_clone_uses_the_clone_api(self):
         src, dst = self.rd(self.src), self.rd(self.vol)
         self.linstor.on('POST', RDS + '/[^/]+/clone',
