@@ -3,7 +3,7 @@
 import hashlib
 import time
 
-from reference_array import scsi
+from reference_array.target import scsi
 
 KIB = 1024
 

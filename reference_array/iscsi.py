@@ -18,7 +18,7 @@ import socketserver
 import struct
 import threading
 
-from reference_array import scsi
+from reference_array.target import scsi
 
 LOG = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ import uuid
 from reference_array import exports
 from reference_array import linstorprops
 from reference_array import linstorwire as wire
-from reference_array import scsi
+from reference_array.target import scsi
 
 NODES, RGS, RDS, CTRL = 'ls_nodes', 'ls_rgs', 'ls_rds', 'ls_ctrl'
 DEFAULT_RG = 'DfltRscGrp'

@@ -1,0 +1,22 @@
+"""SCSI command sets (SPC-4, SBC-3 subset) over the array's devices.
+
+The iSCSI session and the devices use what is named here; this package
+knows nothing of iSCSI or of the K2 and LINSTOR models. ``execute``
+returns ``(status, data_in, sense)`` for one CDB.
+"""
+
+from reference_array.target.scsi import sbc
+from reference_array.target.scsi import sense
+from reference_array.target.scsi import spc
+
+BLOCK = sbc.BLOCK
+GOOD = sense.GOOD
+CHECK_CONDITION = sense.CHECK_CONDITION
+SCSIError = sense.SCSIError
+LUN_NOT_SUPPORTED = sense.LUN_NOT_SUPPORTED
+encode_lun = spc.encode_lun
+decode_lun = spc.decode_lun
+
+# Every LUN is a block device.
+execute = sbc.BLOCK_DEVICE.execute
+data_out_length = sbc.BLOCK_DEVICE.data_out_length

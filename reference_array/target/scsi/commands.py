@@ -1,0 +1,73 @@
+"""A command set: an opcode table and the pages a device type shows.
+
+Handlers take one ``Command`` and return its Data-In bytes, or raise
+``SCSIError``. A new command is one entry of a table (``spc.OPS`` for
+every device type, ``sbc.OPS`` for block devices).
+"""
+
+from reference_array.target.scsi import sense as sense_mod
+
+SCSIError = sense_mod.SCSIError
+
+
+class Op(object):
+    """One opcode: its handler, how many bytes of data the initiator
+    sends with it (``data_out(cdb)``; None: none), and whether it needs
+    a LUN that exists (INQUIRY and REPORT LUNS do not).
+    """
+
+    __slots__ = ('handler', 'data_out', 'needs_lun')
+
+    def __init__(self, handler, data_out=None, needs_lun=True):
+        self.handler, self.data_out = handler, data_out
+        self.needs_lun = needs_lun
+
+
+class Command(object):
+    """One command as its handler sees it."""
+
+    __slots__ = ('lun', 'cdb', 'data_out', 'report_luns', 'partial',
+                 'command_set')
+
+    def __init__(self, command_set, lun, cdb, data_out, report_luns,
+                 partial):
+        self.command_set = command_set
+        self.lun, self.cdb, self.data_out = lun, cdb, data_out
+        self.report_luns, self.partial = report_luns, partial
+
+
+class CommandSet(object):
+    """What a device type understands (tgt's device type template)."""
+
+    def __init__(self, ops, vpd_pages, mode_pages):
+        self.ops = ops
+        self.vpd_pages = vpd_pages          # page code -> page(command)
+        self.mode_pages = mode_pages        # page code -> bytes
+
+    def data_out_length(self, cdb):
+        """Bytes of data the CDB says the initiator sends (SPDTL)."""
+        op = self.ops.get(cdb[0])
+        if op is None or op.data_out is None:
+            return 0
+        return op.data_out(cdb)
+
+    def execute(self, lun, cdb, data_out=b'', report_luns=(),
+                partial=False):
+        """Run one command: (status, Data-In bytes, sense data or None).
+
+        Never raises for SCSI-level errors. ``partial``: the initiator
+        sent less data than the CDB names (its expected length was
+        shorter); a write stores just what was sent.
+        """
+        try:
+            op = self.ops.get(cdb[0])
+            if lun is None and (op is None or op.needs_lun):
+                raise SCSIError(*sense_mod.LUN_NOT_SUPPORTED)
+            if op is None:
+                raise SCSIError(*sense_mod.INVALID_OPCODE)
+            data = op.handler(Command(self, lun, cdb, data_out,
+                                      report_luns, partial))
+            return sense_mod.GOOD, data, None
+        except SCSIError as e:
+            return (sense_mod.CHECK_CONDITION, b'',
+                    sense_mod.sense(e.key, e.asc, e.ascq))
