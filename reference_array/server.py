@@ -13,13 +13,13 @@ from reference_array import engine as engine_mod
 from reference_array import exports as exports_mod
 from reference_array import faults as faults_mod
 from reference_array import httpd
-from reference_array import iscsi
 from reference_array import k2api
 from reference_array import k2model
 from reference_array import linstorapi
 from reference_array import linstormodel
 from reference_array import metadata
 from reference_array import replication
+from reference_array.target import iscsi
 from reference_array import tlsutil
 
 LOG = logging.getLogger(__name__)

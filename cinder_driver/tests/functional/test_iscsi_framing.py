@@ -2,23 +2,25 @@
 
 import os
 import socket
-import struct
 import threading
 
 import testtools
 
-from reference_array import iscsi
+from reference_array.target.iscsi import errors
+from reference_array.target.iscsi import pdu as pdus
+from reference_array.target.iscsi import session
 
 ITT = 0x1234
+Op = pdus.Opcode
 
 
 def _pdu(opcode, data=b'', itt=ITT, data_sn=0, offset=0):
-    bhs = bytearray(iscsi.BHS)
-    bhs[0], bhs[1] = opcode, 0x80
-    bhs[5:8] = len(data).to_bytes(3, 'big')
-    struct.pack_into('>I', bhs, 16, itt)
-    struct.pack_into('>II', bhs, 36, data_sn, offset)
-    return bytes(bhs) + data + bytes(iscsi._pad(len(data)))
+    pdu = pdus.PDU(data=data)
+    pdu.opcode, pdu.flags = opcode, pdus.FINAL
+    pdu.data_length = len(data)
+    pdu.itt = itt
+    pdu.data_sn, pdu.buffer_offset = data_sn, offset
+    return pdu.to_bytes()
 
 
 class CollectTestCase(testtools.TestCase):
@@ -29,11 +31,10 @@ class CollectTestCase(testtools.TestCase):
         self.addCleanup(ours.close)
         self.addCleanup(self.initiator.close)
         self.initiator.settimeout(10)
-        self.session = iscsi.Session(None, ours, 'test')
-        command = bytearray(iscsi.BHS)
-        command[0] = iscsi.OP_SCSI_CMD
-        struct.pack_into('>I', command, 16, ITT)
-        self.command = iscsi.PDU(command)
+        self.session = session.Session(None, ours, 'test')
+        self.command = pdus.PDU()
+        self.command.opcode = Op.SCSI_COMMAND
+        self.command.itt = ITT
 
     def _collect(self, immediate, total):
         result = {}
@@ -47,10 +48,9 @@ class CollectTestCase(testtools.TestCase):
         thread = threading.Thread(target=run)
         thread.start()
         self.addCleanup(thread.join, 10)
-        r2t = self._recv(iscsi.BHS)
-        self.assertEqual(iscsi.OP_R2T, r2t[0] & 0x3f)
-        offset, length = struct.unpack_from('>II', r2t, 40)
-        return thread, result, offset, length
+        r2t = pdus.PDU(bytearray(self._recv(pdus.BHS_LENGTH)))
+        self.assertEqual(Op.R2T, r2t.opcode)
+        return thread, result, r2t.buffer_offset, r2t.desired_length
 
     def _recv(self, n):
         data = b''
@@ -62,27 +62,27 @@ class CollectTestCase(testtools.TestCase):
         data = os.urandom(10001)
         thread, result, offset, length = self._collect(data[:1000], 10001)
         self.assertEqual((1000, 9001), (offset, length))
-        nop = _pdu(iscsi.OP_NOP_OUT, b'ping', itt=0x99)
+        nop = _pdu(Op.NOP_OUT, b'ping', itt=0x99)
         self.initiator.sendall(
-            nop + _pdu(iscsi.OP_DATA_OUT, data[1000:6000], offset=1000) +
-            _pdu(iscsi.OP_DATA_OUT, data[6000:], data_sn=1, offset=6000))
+            nop + _pdu(Op.DATA_OUT, data[1000:6000], offset=1000) +
+            _pdu(Op.DATA_OUT, data[6000:], data_sn=1, offset=6000))
         thread.join(10)
         self.assertEqual(data, bytes(result['data']))
         pending = self.session._pending.popleft()
-        self.assertEqual((iscsi.OP_NOP_OUT, 0x99, b'ping'),
+        self.assertEqual((Op.NOP_OUT, 0x99, b'ping'),
                          (pending.opcode, pending.itt, bytes(pending.data)))
 
     def test_more_data_than_solicited_ends_the_session(self):
         thread, result, offset, length = self._collect(b'', 4096)
-        self.initiator.sendall(_pdu(iscsi.OP_DATA_OUT, bytes(8192)))
+        self.initiator.sendall(_pdu(Op.DATA_OUT, bytes(8192)))
         thread.join(10)
-        self.assertIsInstance(result['error'], iscsi.ProtocolError)
+        self.assertIsInstance(result['error'], errors.ProtocolError)
         self.assertIn('8192 bytes where 4096 were solicited',
                       str(result['error']))
 
     def test_data_at_the_wrong_offset_ends_the_session(self):
         thread, result, offset, length = self._collect(b'', 4096)
-        self.initiator.sendall(_pdu(iscsi.OP_DATA_OUT, bytes(4096),
+        self.initiator.sendall(_pdu(Op.DATA_OUT, bytes(4096),
                                     offset=512))
         thread.join(10)
-        self.assertIsInstance(result['error'], iscsi.ProtocolError)
+        self.assertIsInstance(result['error'], errors.ProtocolError)

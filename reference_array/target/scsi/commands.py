@@ -5,6 +5,8 @@ Handlers take one ``Command`` and return its Data-In bytes, or raise
 every device type, ``sbc.OPS`` for block devices).
 """
 
+import operator
+
 from reference_array.target.scsi import sense as sense_mod
 
 SCSIError = sense_mod.SCSIError
@@ -23,17 +25,21 @@ class Op(object):
         self.needs_lun = needs_lun
 
 
-class Command(object):
-    """One command as its handler sees it."""
+class Command(tuple):
+    """One command as its handler sees it.
 
-    __slots__ = ('lun', 'cdb', 'data_out', 'report_luns', 'partial',
-                 'command_set')
+    A tuple underneath: one is built per command, and building a tuple
+    costs a fraction of running an ``__init__``.
+    """
 
-    def __init__(self, command_set, lun, cdb, data_out, report_luns,
-                 partial):
-        self.command_set = command_set
-        self.lun, self.cdb, self.data_out = lun, cdb, data_out
-        self.report_luns, self.partial = report_luns, partial
+    __slots__ = ()
+
+    command_set = property(operator.itemgetter(0))
+    lun = property(operator.itemgetter(1))
+    cdb = property(operator.itemgetter(2))
+    data_out = property(operator.itemgetter(3))
+    report_luns = property(operator.itemgetter(4))
+    partial = property(operator.itemgetter(5))
 
 
 class CommandSet(object):
@@ -65,8 +71,8 @@ class CommandSet(object):
                 raise SCSIError(*sense_mod.LUN_NOT_SUPPORTED)
             if op is None:
                 raise SCSIError(*sense_mod.INVALID_OPCODE)
-            data = op.handler(Command(self, lun, cdb, data_out,
-                                      report_luns, partial))
+            data = op.handler(Command((self, lun, cdb, data_out,
+                                       report_luns, partial)))
             return sense_mod.GOOD, data, None
         except SCSIError as e:
             return (sense_mod.CHECK_CONDITION, b'',

@@ -1,0 +1,64 @@
+"""The listening portal: one thread and one session per connection."""
+
+import logging
+import socket
+import socketserver
+import threading
+
+from reference_array.target.iscsi import session as session_mod
+
+LOG = logging.getLogger(__name__)
+
+IDLE_TIMEOUT = 300.0
+
+
+class _Server(socketserver.ThreadingMixIn, socketserver.TCPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def handle_error(self, request, client_address):
+        # Into the array's log, not stderr: a parent that does not read
+        # stderr must never be able to stall a connection thread.
+        LOG.exception('connection from %s failed', client_address[0])
+
+
+class Target(object):
+    """The listening portal; ``exports`` decides what each host sees.
+
+    ``exports`` offers ``iqn``, ``generation()``, ``resolve(initiator)``
+    (LUN number -> device) and ``chap(initiator)`` ((user, secret) or
+    None).
+    """
+
+    def __init__(self, exports, host='127.0.0.1', port=3260):
+        self.exports = exports
+        self._tsih = 0
+        self._lock = threading.Lock()
+        target = self
+
+        class Handler(socketserver.BaseRequestHandler):
+            def handle(self):
+                self.request.settimeout(IDLE_TIMEOUT)
+                self.request.setsockopt(socket.IPPROTO_TCP,
+                                        socket.TCP_NODELAY, 1)
+                session_mod.Session(target, self.request,
+                                    '%s:%s' % self.client_address[:2]).run()
+
+        self.server = _Server((host, port), Handler)
+        self.host, self.port = self.server.server_address[:2]
+        self.thread = threading.Thread(target=self.server.serve_forever,
+                                       kwargs={'poll_interval': 0.2},
+                                       daemon=True)
+
+    def next_tsih(self):
+        with self._lock:
+            self._tsih = self._tsih % 0xfffe + 1
+            return self._tsih
+
+    def start(self):
+        self.thread.start()
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(timeout=10)
