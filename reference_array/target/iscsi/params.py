@@ -54,7 +54,8 @@ class Number(object):
             valid = set('0123456789')
         if not digits or not set(digits) <= valid:
             raise ValueError('not a number')
-        value = int(digits, base)
+        # Longer than any 64-bit number: out of range, not converted.
+        value = int(digits, base) if len(digits.lstrip('0')) <= 20 else -1
         if not self.low <= value <= self.high:
             raise ValueError('outside %d..%d' % (self.low, self.high))
         return value
