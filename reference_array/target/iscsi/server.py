@@ -6,6 +6,7 @@ import socketserver
 import threading
 
 from reference_array.target.iscsi import session as session_mod
+from reference_array.target.iscsi import transport
 
 LOG = logging.getLogger(__name__)
 
@@ -41,7 +42,8 @@ class Target(object):
                 self.request.settimeout(IDLE_TIMEOUT)
                 self.request.setsockopt(socket.IPPROTO_TCP,
                                         socket.TCP_NODELAY, 1)
-                session_mod.Session(target, self.request,
+                session_mod.Session(target,
+                                    transport.TCPConnection(self.request),
                                     '%s:%s' % self.client_address[:2]).run()
 
         self.server = _Server((host, port), Handler)

@@ -14,7 +14,6 @@ from reference_array.target.iscsi import errors
 from reference_array.target.iscsi import login as login_mod
 from reference_array.target.iscsi import params
 from reference_array.target.iscsi import pdu as pdus
-from reference_array.target.iscsi import transport
 from reference_array.target import scsi
 
 LOG = logging.getLogger(__name__)
@@ -26,12 +25,17 @@ _SEQUENCED = (Op.SCSI_COMMAND, Op.TEXT, Op.TASK_MANAGEMENT)
 
 
 class Session(object):
-    """State of one connection (one connection per session)."""
+    """State of one connection (one connection per session).
 
-    def __init__(self, target, sock, peer):
+    ``conn`` is the transport: it reads and sends PDUs (``read_pdu``,
+    ``read_header``, ``read_data``, ``recv_into``, ``skip_padding``,
+    ``send``, ``flush``); the session never touches a socket.
+    """
+
+    def __init__(self, target, conn, peer):
         self.target = target
         self.peer = peer
-        self.conn = transport.TCPConnection(sock)
+        self.conn = conn
         self.send = self.conn.send
         self.negotiated = params.Negotiated()
         self.login_state = login_mod.Login(

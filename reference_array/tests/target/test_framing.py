@@ -9,6 +9,7 @@ import testtools
 from reference_array.target.iscsi import errors
 from reference_array.target.iscsi import pdu as pdus
 from reference_array.target.iscsi import session
+from reference_array.target.iscsi import transport
 
 ITT = 0x1234
 Op = pdus.Opcode
@@ -31,7 +32,8 @@ class CollectTestCase(testtools.TestCase):
         self.addCleanup(ours.close)
         self.addCleanup(self.initiator.close)
         self.initiator.settimeout(10)
-        self.session = session.Session(None, ours, 'test')
+        self.session = session.Session(
+            None, transport.TCPConnection(ours), 'test')
         self.command = pdus.PDU()
         self.command.opcode = Op.SCSI_COMMAND
         self.command.itt = ITT

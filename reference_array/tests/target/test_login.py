@@ -11,6 +11,7 @@ from reference_array.target.iscsi import login
 from reference_array.target.iscsi import params
 from reference_array.target.iscsi import pdu as pdus
 from reference_array.target.iscsi import session
+from reference_array.target.iscsi import transport
 
 TARGET_IQN = 'iqn.2026-01.io.test:target'
 INITIATOR = 'iqn.2026-01.io.test:host'
@@ -168,7 +169,8 @@ class LoginOnTheWireTestCase(testtools.TestCase):
 
         def run():
             try:
-                session.Session(self.Target(), ours, 'test').run()
+                session.Session(self.Target(), transport.TCPConnection(ours),
+                                'test').run()
                 outcome['ended'] = True
             except Exception as e:
                 outcome['error'] = e
