@@ -10,10 +10,10 @@ cow        snapshot and clone creation time after 256 MiB vs 4 GiB were
 ingest     MB/s per array CPU-second through iSCSI of the MongoDB
            reference architecture's documents (tempest_plugin.workload),
            and the data reduction of two copies, dedup vs nodedup
-iops       4k random write/read IOPS and 1 MiB sequential MB/s through
-           iSCSI, our target vs tgtd serving a file on tmpfs (the limit on
-           this machine); the 4k requests are 1 MiB + 4 KiB apart, never
-           twice at one offset, and the writes end with a flush
+iops       fio through qemu-storage-daemon (libiscsi) and its NBD export,
+           our target vs tgtd serving a file on tmpfs, the same path:
+           fio's compress/dedupe mix, unique data and an aged volume
+           (tools/bench_fio); IOPS, MB/s, p50/p99 and CPU-s per GB
 memory     the array's resident memory with 1 TiB provisioned, 8 GiB
            written
 ops, growth, concurrency
@@ -26,7 +26,6 @@ reported, never asserted.
 import argparse
 import json
 import os
-import re
 import shutil
 import statistics
 import subprocess
@@ -43,6 +42,7 @@ warnings.filterwarnings('ignore', message=r'\s*Eventlet is deprecated')
 from cinder_driver.k2 import client as k2_client  # noqa: E402
 from reference_array import launch  # noqa: E402
 from tools import bench_drivers  # noqa: E402
+from tools import bench_fio  # noqa: E402
 
 MIB = 1 << 20
 KIB_PER_GIB = 1 << 20
@@ -74,15 +74,18 @@ class Array(object):
         return vg, vol
 
     def map(self, resource, obj_id):
+        return iscsi_url(self.info['iscsi_portal'], self.info['iqn'],
+                         self.map_lun(resource, obj_id))
+
+    def map_lun(self, resource, obj_id):
         if self.host is None:
             self.host = self.k2.create('hosts', {'name': 'bench'})
             self.k2.create('host_iqns', {'iqn': INITIATOR, 'host':
                                          k2_client.ref('hosts',
                                                        self.host['id'])})
-        lun = self.k2.create('mappings', {
+        return self.k2.create('mappings', {
             'volume': k2_client.ref(resource, obj_id),
             'host': k2_client.ref('hosts', self.host['id'])})['lun']
-        return iscsi_url(self.info['iscsi_portal'], self.info['iqn'], lun)
 
     def cpu_seconds(self):
         with open('/proc/%d/stat' % self.proc.pid) as f:
@@ -221,100 +224,89 @@ def bench_ingest(args, tmp):
     return out
 
 
-# 4k requests 1 MiB + 4 KiB apart: every one lands in a chunk of its own.
-RANDOM_STEP = MIB + 4096
-
-
-def _qemu_bench(url, write, count):
-    cmd = ['qemu-img', 'bench', '-f', 'raw', '-t', 'none', '-c', str(count),
-           '-d', '32', '-s', '4096', '-S', str(RANDOM_STEP)]
-    if write:
-        # The last request is followed by a flush inside the timed run:
-        # what the array's cache still holds is stored and made durable.
-        cmd += ['-w', '--pattern', '165', '--flush-interval=%d' % count]
-    seconds, out = timed(lambda: run(*(cmd + [url])))
-    match = re.search(r'Run completed in ([\d.]+) seconds', out)
-    return count / float(match.group(1) if match else seconds)
-
-
-def _qemu_seq(url, write, count):
-    """MB/s of ``count`` sequential 1 MiB requests, queue depth 4."""
-    cmd = ['qemu-img', 'bench', '-f', 'raw', '-t', 'none', '-c', str(count),
-           '-d', '4', '-s', str(MIB), '-S', str(MIB)]
-    if write:
-        cmd += ['-w', '--pattern', '90']
-    seconds, out = timed(lambda: run(*(cmd + [url])))
-    match = re.search(r'Run completed in ([\d.]+) seconds', out)
-    return count * MIB / 1e6 / float(match.group(1) if match else seconds)
-
-
-def _io_set(url, count, seq_count):
-    return {'write': _qemu_bench(url, True, count),
-            'read': _qemu_bench(url, False, count),
-            'seq_write_MBps': _qemu_seq(url, True, seq_count),
-            'seq_read_MBps': _qemu_seq(url, False, seq_count)}
-
-
 def bench_iops(args, tmp):
-    count = int(40000 * args.scale)
-    # Large enough that the requests never wrap around to offsets written
-    # before: each write is new data, as the array's cache would see it.
-    span_gib = -(-count * RANDOM_STEP // (1 << 30)) + 1
-    # 1 MiB requests over the first 900 MiB.
-    seq_count = max(16, int(900 * args.scale))
-    out = {}
+    """fio mixes, unique data and an aged volume (tools/bench_fio), the
+    array next to tgtd on tmpfs through the same initiator path."""
+    size = int(args.fio_gib * args.scale * (1 << 30)) // MIB * MIB
+    size_gib = -(-size // (1 << 30))
+    only = args.fio_steps.split(',') if args.fio_steps else None
+    out = {'size_bytes': size, 'runtime_s': args.fio_runtime,
+           'load_before': bench_fio.load()}
     array = Array()
     try:
-        _vg, vol = array.volume('iops', span_gib)
-        out['ours'] = _io_set(array.map('volumes', vol['id']), count,
-                              seq_count)
+        _vg, vol = array.volume('iops', size_gib)
+        lun = array.map_lun('volumes', vol['id'])
+        export = bench_fio.NBDExport(array.info['iscsi_portal'],
+                                     array.info['iqn'], lun, INITIATOR,
+                                     tmp).start()
+        try:
+            print(' array', flush=True)
+            out['ours'] = bench_fio.run(export.uri, array.proc.pid, size,
+                                        args.fio_runtime, only)
+        finally:
+            export.stop()
+        out['ours_rss_MiB'] = array.rss_mib()
     finally:
         array.stop()
-    tgt = _tgtd(tmp, span_gib)
+    tgt = _tgtd(tmp, size)
     try:
-        url = iscsi_url('127.0.0.1:%d' % tgt['port'], tgt['iqn'], 1)
-        out['tgtd_tmpfs'] = _io_set(url, count, seq_count)
+        export = bench_fio.NBDExport('127.0.0.1:%d' % tgt['port'],
+                                     tgt['iqn'], 1, INITIATOR, tmp).start()
+        try:
+            print(' tgtd on tmpfs', flush=True)
+            out['tgtd_tmpfs'] = bench_fio.run(export.uri, tgt['proc'].pid,
+                                              size, args.fio_runtime, only)
+        finally:
+            export.stop()
     finally:
         _tgtd_stop(tgt)
-    for key in ('write', 'read', 'seq_write_MBps', 'seq_read_MBps'):
-        name = key.replace('_MBps', '') + '_ratio'
-        out[name] = out['ours'][key] / out['tgtd_tmpfs'][key]
+    out['ratios'] = bench_fio.ratios(out['ours'], out['tgtd_tmpfs'])
+    out['load_after'] = bench_fio.load()
     return out
 
 
-def _tgtd(tmp, size_gib):
+def _tgtd_admin(tgt, *args):
+    return run('tgtadm', '-C', str(tgt['control']), '--lld', 'iscsi',
+               *args)
+
+
+def _tgtd(tmp, size):
     mnt = os.path.join(tmp, 'tmpfs')
     os.makedirs(mnt)
-    run('mount', '-t', 'tmpfs', '-o', 'size=1200M', 'tmpfs', mnt)
+    run('mount', '-t', 'tmpfs', '-o', 'size=%d' % (size + 64 * MIB),
+        'tmpfs', mnt)
     backing = os.path.join(mnt, 'lun')
     # Sparse: only what the benchmark writes takes memory.
-    run('truncate', '-s', '%dG' % size_gib, backing)
-    port = 3261
-    proc = subprocess.Popen(['tgtd', '-f', '--iscsi',
+    run('truncate', '-s', str(size), backing)
+    port = bench_fio.free_port()
+    # A control port of its own: another tgtd may run on this machine.
+    control = 1000 + port % 20000
+    proc = subprocess.Popen(['tgtd', '-f', '-C', str(control), '--iscsi',
                              'portal=127.0.0.1:%d' % port],
                             stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
-    iqn = 'iqn.2026-11.io.cinder-flash:tgtd-baseline'
+    tgt = {'proc': proc, 'port': port, 'mnt': mnt, 'control': control,
+           'iqn': 'iqn.2026-11.io.cinder-flash:tgtd-baseline'}
     for _n in range(50):
-        if subprocess.run(['tgtadm', '--lld', 'iscsi', '--mode', 'target',
-                           '--op', 'show'], capture_output=True
-                          ).returncode == 0:
+        if subprocess.run(['tgtadm', '-C', str(control), '--lld', 'iscsi',
+                           '--mode', 'target', '--op', 'show'],
+                          capture_output=True).returncode == 0:
             break
         time.sleep(0.1)
-    run('tgtadm', '--lld', 'iscsi', '--mode', 'target', '--op', 'new',
-        '--tid', '1', '--targetname', iqn)
-    run('tgtadm', '--lld', 'iscsi', '--mode', 'logicalunit', '--op', 'new',
-        '--tid', '1', '--lun', '1', '--backing-store', backing)
-    run('tgtadm', '--lld', 'iscsi', '--mode', 'target', '--op', 'bind',
-        '--tid', '1', '--initiator-address', 'ALL')
-    return {'proc': proc, 'port': port, 'iqn': iqn, 'mnt': mnt}
+    _tgtd_admin(tgt, '--mode', 'target', '--op', 'new', '--tid', '1',
+                '--targetname', tgt['iqn'])
+    _tgtd_admin(tgt, '--mode', 'logicalunit', '--op', 'new', '--tid', '1',
+                '--lun', '1', '--backing-store', backing)
+    _tgtd_admin(tgt, '--mode', 'target', '--op', 'bind', '--tid', '1',
+                '--initiator-address', 'ALL')
+    return tgt
 
 
 def _tgtd_stop(tgt):
-    subprocess.run(['tgtadm', '--lld', 'iscsi', '--mode', 'target', '--op',
-                    'delete', '--force', '--tid', '1'], capture_output=True)
-    subprocess.run(['tgtadm', '--lld', 'iscsi', '--mode', 'system', '--op',
-                    'delete'], capture_output=True)
+    for args in (('--mode', 'target', '--op', 'delete', '--force', '--tid',
+                  '1'), ('--mode', 'system', '--op', 'delete')):
+        subprocess.run(['tgtadm', '-C', str(tgt['control']), '--lld',
+                        'iscsi'] + list(args), capture_output=True)
     try:
         tgt['proc'].wait(timeout=10)
     except subprocess.TimeoutExpired:
@@ -421,17 +413,7 @@ def markdown(results):
                              i[kind]['reduction']))
     o = results.get('iops')
     if o:
-        for op in ('write', 'read'):
-            lines.append('| 4k random %s IOPS (QD32) | %.0f | %.0f (tgtd, '
-                         'tmpfs) | %.0f%% |' % (
-                             op, o['ours'][op], o['tgtd_tmpfs'][op],
-                             100 * o['%s_ratio' % op]))
-        for op in ('write', 'read'):
-            key = 'seq_%s_MBps' % op
-            lines.append('| 1 MiB sequential %s MB/s (QD4) | %.0f | %.0f '
-                         '(tgtd, tmpfs) | %.0f%% |' % (
-                             op, o['ours'][key], o['tgtd_tmpfs'][key],
-                             100 * o['seq_%s_ratio' % op]))
+        lines.append(bench_fio.markdown(o))
     m = results.get('memory')
     if m:
         lines.append('| array RSS, %d GiB provisioned, %d MiB written | '
@@ -446,6 +428,12 @@ def main():
     parser.add_argument('sections', nargs='*', default=list(SECTIONS))
     parser.add_argument('--scale', type=float, default=1.0,
                         help='shrink the data sizes (0.25: a quarter)')
+    parser.add_argument('--fio-gib', type=float, default=2.0,
+                        help='volume size of the fio runs (GiB)')
+    parser.add_argument('--fio-runtime', type=int, default=20,
+                        help='seconds of each timed fio step')
+    parser.add_argument('--fio-steps', default='',
+                        help='comma-separated fio steps (default: all)')
     parser.add_argument('--output', default=os.path.join(
         ROOT, 'bench-results'))
     args = parser.parse_args()
