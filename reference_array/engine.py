@@ -12,9 +12,12 @@ Storage model
 * Stored chunks are zstd-compressed. Chunks written to deduplicating
   volumes are indexed by their BLAKE3 digest and shared; every map entry
   holds one reference, and a chunk is freed with its last reference.
-* Everything lives in the array's SQLite database: a chunk's data and
-  its map entry commit together, so a crash never leaves a map entry
-  without its data.
+* Layers, maps and chunk rows live in the array's SQLite database;
+  compressed chunk data lives in append-only segment files beside it
+  (``segments``), written before the rows that point at it commit and
+  made durable before any durable commit, so a crash never leaves a map
+  entry without its data. Chunks stored before segments existed keep
+  their data in the ``chunk_data`` table and are read from there.
 * The array has a write-back cache, as K2 has (MODE SENSE says WCE=1):
   data-path writes are staged in memory as whole chunks and settled into
   the database in batches, which costs one transaction per batch instead
@@ -27,18 +30,28 @@ Storage model
 """
 
 import collections
+import contextlib
 import functools
+import itertools
+import os
 import threading
 import time
 
 import blake3
 import zstandard
 
+from reference_array import segments as segments_mod
+
 DEFAULT_CHUNK = 16 * 1024
 ZERO = 0
 # Staged writes settle once this much is waiting; decompressed chunks are
 # kept up to this much for reads. Both bound the array's memory.
 DIRTY_LIMIT = 32 * 1024 * 1024
+PAGE_CACHE = 64 * 1024 * 1024
+WAL_CHECKPOINT = 64 * 1024 * 1024
+# Chunks stored per data-path transaction once the limit is reached: the
+# write that finds the cache full waits for this many, not for all.
+SETTLE_BATCH = 128
 CACHE_LIMIT = 32 * 1024 * 1024
 # SQLite's default limit on host parameters is well above this.
 BATCH = 500
@@ -55,7 +68,9 @@ CREATE TABLE IF NOT EXISTS chunks (
     digest BLOB,
     refs INTEGER NOT NULL,
     raw INTEGER NOT NULL,
-    size INTEGER NOT NULL
+    size INTEGER NOT NULL,
+    seg INTEGER,
+    off INTEGER
 )
 """, """
 CREATE TABLE IF NOT EXISTS chunk_data (
@@ -128,10 +143,28 @@ def _settled(method):
 class Engine(object):
 
     def __init__(self, store, chunk_size=DEFAULT_CHUNK, level=1,
-                 dirty_limit=DIRTY_LIMIT, cache_limit=CACHE_LIMIT):
-        """``store``: the MetadataStore whose database holds the data."""
+                 dirty_limit=DIRTY_LIMIT, cache_limit=CACHE_LIMIT,
+                 segment_dir=None, batch=SETTLE_BATCH):
+        """``store``: the MetadataStore whose database holds the maps;
+        chunk data goes to ``segment_dir`` (default: beside the database
+        file, ``<database>-chunks``).
+        """
         self.store = store
         self.db = store._db
+        if segment_dir is None:
+            path = self.db.execute('PRAGMA database_list').fetchone()[2]
+            if not path:
+                raise ValueError('the engine needs a database file')
+            segment_dir = path + '-chunks'
+        self.segments = segments_mod.Segments(segment_dir)
+        # Maps and chunk rows change in scattered small pieces: keep their
+        # pages cached, and checkpoint the WAL at a size, not a page count.
+        page = self.db.execute('PRAGMA page_size').fetchone()[0]
+        self.db.execute('PRAGMA cache_size=-%d' % (PAGE_CACHE // 1024))
+        self.db.execute('PRAGMA wal_autocheckpoint=%d' % max(
+            1000, WAL_CHECKPOINT // page))
+        # True while the engine's own (non-durable) transactions begin.
+        self._storing = False
         self.lock = store.lock
         self.chunk = chunk_size
         self._zero = bytes(chunk_size)
@@ -153,11 +186,12 @@ class Engine(object):
         self._dirty = {}
         self._staged_at = 0.0
         self._dirty_limit = max(dirty_limit, chunk_size)
+        self._batch = batch
         # chunk id -> decompressed data; stored chunks never change.
         self._cache = collections.OrderedDict()
         self._cache_bytes = 0
         self._cache_limit = cache_limit
-        store.before_transaction = self._settle
+        store.before_transaction = self._before_transaction
         with self.lock:
             self._migrate()
             self.db.executescript(SCHEMA)
@@ -167,11 +201,43 @@ class Engine(object):
                                 (name,))
             self._last_chunk = self.db.execute(
                 'SELECT COALESCE(MAX(id), 0) FROM chunks').fetchone()[0]
+        self._recover_segments()
+
+    def _recover_segments(self):
+        """Count what each segment holds; remove those nothing points at.
+
+        What this process sees may not be durable yet (a crash of the
+        process before): it is made durable before anything is removed.
+        """
+        with self.lock:
+            self.segments.count_live(self.db.execute(
+                'SELECT seg, SUM(size), COUNT(*) FROM chunks WHERE seg IS '
+                'NOT NULL GROUP BY seg'))
+            for seg in list(self.segments.sizes):
+                if not self.segments.live[seg]:
+                    self.segments.retire(seg)
+            self.segments.sync(everything=True)
+            self.store.sync()
+            self.segments.drop_retired()
+
+    def _before_transaction(self):
+        """Staged writes are stored before a transaction begins; before a
+        durable one (anyone's but the engine's), the segments are synced.
+        """
+        self._settle()
+        if not self._storing:
+            self.segments.sync()
 
     def _migrate(self):
         """Move a database whose chunks kept their data in the same row."""
         columns = [row[1] for row in self.db.execute(
             'PRAGMA table_info(chunks)')]
+        if columns and 'seg' not in columns and 'data' not in columns:
+            # Chunk data kept in chunk_data: new chunks go to segments.
+            with self.store.transaction():
+                self.db.execute('ALTER TABLE chunks ADD COLUMN seg INTEGER')
+                self.db.execute('ALTER TABLE chunks ADD COLUMN off INTEGER')
+            return
         if 'data' not in columns:
             return
         with self.store.transaction():
@@ -179,8 +245,9 @@ class Engine(object):
                     'DROP INDEX IF EXISTS chunks_digest',
                     'ALTER TABLE chunks RENAME TO chunks_v1',
                     *CHUNK_TABLES,
-                    'INSERT INTO chunks SELECT id, digest, refs, raw, '
-                    'length(data) FROM chunks_v1',
+                    'INSERT INTO chunks (id, digest, refs, raw, size) '
+                    'SELECT id, digest, refs, raw, length(data) FROM '
+                    'chunks_v1',
                     'INSERT INTO chunk_data SELECT id, data FROM chunks_v1',
                     'DROP TABLE chunks_v1'):
                 self.db.execute(statement)
@@ -295,17 +362,24 @@ class Engine(object):
                             [(n, chunk) for chunk, n in counts.items()])
         logical = physical = stored = 0
         freed = []
-        for chunk, refs, raw, size in self._select_in(
-                'SELECT id, refs, raw, size FROM chunks WHERE id IN (%s)',
-                counts):
+        legacy = []
+        for chunk, refs, raw, size, seg in self._select_in(
+                'SELECT id, refs, raw, size, seg FROM chunks WHERE id IN '
+                '(%s)', counts):
             logical += raw * counts[chunk]
             if refs <= 0:
                 freed.append((chunk,))
                 physical += size
                 stored += raw
                 self._forget(chunk)
+                if seg is None:
+                    legacy.append((chunk,))
+                else:
+                    self.segments.freed(seg, size)
         self.db.executemany('DELETE FROM chunks WHERE id = ?', freed)
-        self.db.executemany('DELETE FROM chunk_data WHERE id = ?', freed)
+        if legacy:
+            self.db.executemany('DELETE FROM chunk_data WHERE id = ?',
+                                legacy)
         self._add_total('logical', -logical)
         self._add_total('physical', -physical)
         self._add_total('stored_raw', -stored)
@@ -320,9 +394,7 @@ class Engine(object):
         if data is not None:
             self._cache.move_to_end(chunk)
             return data
-        packed, = self.db.execute('SELECT data FROM chunk_data WHERE id = ?',
-                                  (chunk,)).fetchone()
-        data = self._codec()[1].decompress(packed)
+        data = self._codec()[1].decompress(self._packed(chunk))
         self.work['chunks_fetched'] += 1
         self.work['bytes_decompressed'] += len(data)
         self._cache[chunk] = data
@@ -331,6 +403,16 @@ class Engine(object):
             _old, dropped = self._cache.popitem(last=False)
             self._cache_bytes -= len(dropped)
         return data
+
+    def _packed(self, chunk):
+        """The stored (compressed) bytes of a chunk."""
+        seg, off, size = self.db.execute(
+            'SELECT seg, off, size FROM chunks WHERE id = ?',
+            (chunk,)).fetchone()
+        if seg is None:
+            return self.db.execute('SELECT data FROM chunk_data WHERE id = ?',
+                                   (chunk,)).fetchone()[0]
+        return self.segments.read(seg, off, size)
 
     def _read_chunk(self, chain, idx):
         """A chunk of an image (staged or settled), None for zeros."""
@@ -368,12 +450,16 @@ class Engine(object):
         self._dirty[(layer, idx)] = block
         return block
 
-    def _apply_patches(self):
-        """Look up the earlier content of every patch, a query per batch."""
+    def _apply_patches(self, keys=None):
+        """Look up the earlier content of the patches among ``keys``
+        (default: all staged chunks), a query per batch.
+        """
         by_layer = {}
-        for (layer, idx), entry in self._dirty.items():
+        dirty = self._dirty
+        for key in dirty if keys is None else keys:
+            entry = dirty[key]
             if entry.__class__ is _Patch:
-                by_layer.setdefault(layer, {})[idx] = entry
+                by_layer.setdefault(key[0], {})[key[1]] = entry
         for layer, patches in by_layer.items():
             chain = self._chain(layer)
             marks = ','.join('?' * len(chain))
@@ -452,27 +538,43 @@ class Engine(object):
                     block = b''.join((base[:inner], piece,
                                       base[inner + take:]))
                 dirty[(layer, idx)] = None if block == self._zero else block
-            if (self.store.in_transaction() or
-                    len(dirty) * self.chunk >= self._dirty_limit):
+            if self.store.in_transaction():
                 self._settle()
+            elif len(dirty) * self.chunk >= self._dirty_limit:
+                # The oldest few: a write never waits for a large batch.
+                self._settle(list(itertools.islice(dirty, self._batch)))
         self._count('write', len(data), started)
 
     def settle(self, older_than=0.0):
         """Store the staged writes if they have waited ``older_than``
         seconds: they then survive a crash of the array's process (not
-        of the machine: that takes a ``flush``).
+        of the machine: that takes a ``flush``). Stored in small
+        batches, the lock released between them, so I/O goes on.
         """
         with self.lock:
-            if self._dirty and (time.monotonic() - self._staged_at
-                                >= older_than):
-                self._settle()
+            now = time.monotonic()
+            if not self._dirty or now - self._staged_at < older_than:
+                return
+            keys = list(self._dirty)
+        for start in range(0, len(keys), self._batch):
+            with self.lock:
+                part = [key for key in keys[start:start + self._batch]
+                        if key in self._dirty]
+                if part:
+                    self._settle(part)
+        with self.lock:
+            # What is still staged was written after ``now``.
+            self._staged_at = now
 
-    def _settle(self):
-        """Store every staged chunk, in one transaction."""
+    def _settle(self, keys=None):
+        """Store staged chunks (``keys``, default all), one transaction."""
         if not self._dirty:
             return
-        self._apply_patches()
-        staged, self._dirty = self._dirty, {}
+        self._apply_patches(keys)
+        if keys is None:
+            staged, self._dirty = self._dirty, {}
+        else:
+            staged = {key: self._dirty.pop(key) for key in keys}
         by_layer = {}
         for (layer, idx), block in staged.items():
             by_layer.setdefault(layer, []).append((idx, block))
@@ -480,7 +582,7 @@ class Engine(object):
         # staged (the rest were stored when it began); they go with it.
         theirs = self.store.in_transaction()
         try:
-            with self.store.transaction(durable=False):
+            with self._own_transaction():
                 for layer, blocks in by_layer.items():
                     blocks.sort(key=lambda entry: entry[0])
                     self._put_blocks(layer, self._chain(layer), blocks)
@@ -490,6 +592,43 @@ class Engine(object):
                 staged.update(self._dirty)
                 self._dirty = staged
             raise
+        if not theirs:
+            self._compact(self.segments.sparse())
+
+    @contextlib.contextmanager
+    def _own_transaction(self):
+        """A data-path transaction: not durable, segments not synced."""
+        self._storing = True
+        try:
+            with self.store.transaction(durable=False):
+                self._storing = False
+                yield
+        finally:
+            self._storing = False
+
+    def _compact(self, seg):
+        """Move the live chunks of a mostly dead segment to the current
+        one; the old file goes at the next durable point (``flush``).
+        """
+        if seg is None:
+            return
+        records, data = self.segments.records(seg)
+        where = {}
+        for chunk, s, off in self._select_in(
+                'SELECT id, seg, off FROM chunks WHERE id IN (%s)',
+                [chunk for chunk, _o, _s in records]):
+            where[chunk] = (s, off)
+        live = [(chunk, data[off:off + size]) for chunk, off, size in records
+                if where.get(chunk) == (seg, off)]
+        with self._own_transaction():
+            if live:
+                moved = self.segments.append(live)
+                self.db.executemany(
+                    'UPDATE chunks SET seg = ?, off = ? WHERE id = ?',
+                    [(s, off, chunk) for (s, off), (chunk, _d) in
+                     zip(moved, live)])
+        self.work['segments_compacted'] += 1
+        self.segments.retire(seg)
 
     def _select_in(self, sql, keys, *args):
         """Rows of ``sql`` % placeholders for ``keys``, in batches."""
@@ -539,15 +678,16 @@ class Engine(object):
                     known[digest] = chunk
             entries.append((layer, idx, chunk))
         # One reference per map entry; new chunks are inserted with theirs.
+        # Their data is written first (the rows point at it).
         counts = collections.Counter(chunk for _l, _i, chunk in entries)
-        self.db.executemany(
-            'INSERT INTO chunks (id, digest, refs, raw, size) VALUES '
-            '(?, ?, ?, ?, ?)', [(chunk, digest, counts.pop(chunk), raw,
-                                 len(packed))
-                                for chunk, digest, raw, packed in new_rows])
-        self.db.executemany(
-            'INSERT INTO chunk_data (id, data) VALUES (?, ?)',
+        places = self.segments.append(
             [(chunk, packed) for chunk, _d, _r, packed in new_rows])
+        self.db.executemany(
+            'INSERT INTO chunks (id, digest, refs, raw, size, seg, off) '
+            'VALUES (?, ?, ?, ?, ?, ?, ?)',
+            [(chunk, digest, counts.pop(chunk), raw, len(packed), seg, off)
+             for (chunk, digest, raw, packed), (seg, off) in
+             zip(new_rows, places)])
         if counts:
             self.db.executemany(
                 'UPDATE chunks SET refs = refs + ? WHERE id = ?',
@@ -700,7 +840,14 @@ class Engine(object):
         """Make every write so far durable (SYNCHRONIZE CACHE, FUA)."""
         with self.lock:
             self._settle()
+            self.segments.sync()
             self.store.sync()
+            self.segments.drop_retired()
+
+    def close(self):
+        with self.lock:
+            self.flush()
+            self.segments.close()
 
     # -- accounting ----------------------------------------------------------
     @_settled

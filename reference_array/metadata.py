@@ -29,10 +29,10 @@ class MetadataStore(object):
     def __init__(self, path):
         self._db = sqlite3.connect(path, isolation_level=None,
                                    check_same_thread=False)
-        # Takes effect when the file is new. Large pages keep the WAL's
-        # per-page work (a write per frame, a copy per checkpoint) small
-        # next to the compressed chunks that fill most of them.
-        self._db.execute('PRAGMA page_size=65536')
+        # Takes effect when the file is new. Chunk data lives in segment
+        # files (engine), so the pages hold small rows changed in scattered
+        # places: small pages keep each change's WAL frame small.
+        self._db.execute('PRAGMA page_size=4096')
         self._db.execute('PRAGMA journal_mode=WAL')
         self._db.execute('PRAGMA synchronous=FULL')
         self._db.executescript(SCHEMA)

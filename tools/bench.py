@@ -225,8 +225,10 @@ def bench_ingest(args, tmp):
 
 
 def bench_iops(args, tmp):
-    """fio mixes, unique data and an aged volume (tools/bench_fio), the
-    array next to tgtd on tmpfs through the same initiator path."""
+    """fio mixes, unique data and an aged volume (tools/bench_fio).
+
+    The array next to tgtd on tmpfs through the same initiator path.
+    """
     size = int(args.fio_gib * args.scale * (1 << 30)) // MIB * MIB
     size_gib = -(-size // (1 << 30))
     only = args.fio_steps.split(',') if args.fio_steps else None

@@ -1,6 +1,7 @@
 """The reference array's storage engine, on a real database file."""
 
 import os
+import random
 import signal
 import sqlite3
 import subprocess
@@ -168,6 +169,108 @@ class EngineTestCase(testtools.TestCase):
         self.engine.flush()
         self.assertEqual(2, self._stored_maps())
         self.assertEqual(2 * CHUNK, self.engine.totals()['logical'])
+
+
+class SegmentsTestCase(testtools.TestCase):
+    """Chunk data in segment files: overwrites, compaction, bounded reads."""
+
+    def setUp(self):
+        super().setUp()
+        self.dir = self.useFixture(fixtures.TempDir()).path
+        self.path = os.path.join(self.dir, 'a.db')
+        self.store = metadata.MetadataStore(self.path)
+        self.engine = engine.Engine(self.store)
+        self.addCleanup(self._close)
+        self.engine.segments.segment_bytes = 256 * 1024
+
+    def _close(self):
+        self.engine.segments.close()
+        self.store.close()
+
+    def _segment_bytes(self):
+        folder = self.path + '-chunks'
+        return sum(os.path.getsize(os.path.join(folder, name))
+                   for name in os.listdir(folder))
+
+    def _overwrite(self, vol, chunks, passes, seed=3):
+        """4 KiB writes of unique data at random offsets, flushed."""
+        rng = random.Random(seed)
+        image = {}
+        for _pass in range(passes):
+            for _n in range(chunks * 4):
+                offset = rng.randrange(chunks * 4) * 4096
+                data = rng.randbytes(4096)
+                self.engine.write(vol, offset, data)
+                image[offset] = data
+            self.engine.flush()
+        return image
+
+    def test_overwrites_are_compacted_and_read_back(self):
+        vol = self.engine.new_layer()
+        chunks = 64
+        self.engine.write(vol, 0, os.urandom(chunks * CHUNK))
+        self.engine.flush()
+        image = self._overwrite(vol, chunks, passes=4)
+        self.assertGreater(self.engine.work['segments_compacted'], 0)
+        # Live data plus at most a few segments being written or waiting
+        # for their compaction, not four passes of garbage.
+        physical = self.engine.totals()['physical']
+        self.assertLess(self._segment_bytes(), 2 * physical + 4 * 256 * 1024)
+        for offset, data in image.items():
+            self.assertEqual(data, self.engine.read(vol, offset, 4096))
+        self._close()
+        self.store = metadata.MetadataStore(self.path)
+        self.engine = engine.Engine(self.store)
+        for offset, data in sorted(image.items())[:64]:
+            self.assertEqual(data, self.engine.read(vol, offset, 4096))
+
+    def _work(self, fn):
+        before = dict(self.engine.work)
+        fn()
+        return {key: value - before.get(key, 0)
+                for key, value in self.engine.work.items()
+                if value != before.get(key, 0)}
+
+    def test_a_4k_read_does_the_same_work_after_overwrites(self):
+        chunks = 128
+        fresh, aged = self.engine.new_layer(), self.engine.new_layer()
+        for vol in (fresh, aged):
+            self.engine.write(vol, 0, os.urandom(chunks * CHUNK))
+        self.engine.flush()
+        self._overwrite(aged, chunks, passes=3)
+        offset = 37 * CHUNK + 8192
+
+        def one_read(vol):
+            self.engine._cache.clear()
+            self.engine._cache_bytes = 0
+            return self._work(lambda: self.engine.read(vol, offset, 4096))
+        first = one_read(fresh)
+        self.assertEqual({'map_probes': 1, 'chunks_fetched': 1,
+                          'bytes_decompressed': CHUNK}, first)
+        self.assertEqual(first, one_read(aged))
+
+    def test_allocation_status_work_is_bounded(self):
+        vol = self.engine.new_layer()
+        # 512 chunks of data, a hole of 4096, 8 more chunks of data.
+        self.engine.write(vol, 0, os.urandom(512 * CHUNK))
+        self.engine.write(vol, 4608 * CHUNK, os.urandom(8 * CHUNK))
+        self.engine.flush()
+        limit = 1 << 30
+        status = {}
+        work = self._work(lambda: status.update(
+            data=self.engine.allocated_run(vol, 0, limit)))
+        self.assertEqual((True, engine.RUN_WINDOW * CHUNK), status['data'])
+        self.assertLessEqual(work['map_probes'], 2)
+        work = self._work(lambda: status.update(
+            hole=self.engine.allocated_run(vol, 512 * CHUNK, limit)))
+        self.assertEqual((False, 4096 * CHUNK), status['hole'])
+        self.assertLessEqual(work['map_probes'], 3)
+        # The same answers after overwrites of the data run.
+        self._overwrite(vol, 512, passes=1)
+        work = self._work(lambda: status.update(
+            aged=self.engine.allocated_run(vol, 0, limit)))
+        self.assertEqual(status['data'], status['aged'])
+        self.assertLessEqual(work['map_probes'], 2)
 
 
 class MigrationTestCase(testtools.TestCase):

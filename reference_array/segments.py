@@ -1,0 +1,186 @@
+"""Compressed chunks in append-only segment files beside the database.
+
+A chunk's data is written once, at the end of the current segment, and
+never changed; the database row of the chunk says where it is (segment,
+offset, size). Freeing a chunk only drops its row, so an overwrite costs
+no page of the database holding data. Space comes back by compaction:
+the live chunks of a mostly dead segment are copied to the current one,
+their rows moved, and the old file removed once that is durable.
+
+Each record is a header (chunk id, length) and the compressed bytes, so
+a segment can be walked without the database. Ordering rules that keep
+the database and the files consistent across crashes:
+
+* the data is written before the row that points at it is committed
+  (the page cache keeps both across a crash of the process);
+* segment files are made durable before any durable database commit
+  (``sync``), so a durable row never points at bytes still in memory;
+* a compacted segment is removed only after the rows that moved out of
+  it are durable.
+"""
+
+import collections
+import os
+import re
+import struct
+
+HEADER = struct.Struct('<QI')
+SEGMENT_BYTES = 16 * 1024 * 1024
+# A segment is compacted once less than this share of it is live.
+LIVE_RATIO = 0.5
+_NAME = re.compile(r'^seg-(\d{8})$')
+
+
+class SegmentError(Exception):
+    pass
+
+
+class Segments(object):
+
+    def __init__(self, directory, segment_bytes=SEGMENT_BYTES):
+        self.dir = directory
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        self.segment_bytes = segment_bytes
+        self._fds = {}
+        self.sizes = {}
+        for name in os.listdir(directory):
+            match = _NAME.match(name)
+            if match:
+                seg = int(match.group(1))
+                self.sizes[seg] = os.stat(self._path(seg)).st_size
+        # seg -> bytes still referenced (records with their headers).
+        self.live = collections.Counter()
+        self.current = None
+        self._unsynced = set()
+        self._new_files = False
+        self.retired = []
+
+    def _path(self, seg):
+        return os.path.join(self.dir, 'seg-%08d' % seg)
+
+    def _fd(self, seg):
+        fd = self._fds.get(seg)
+        if fd is None:
+            fd = self._fds[seg] = os.open(self._path(seg), os.O_RDWR)
+        return fd
+
+    def close(self):
+        for fd in self._fds.values():
+            os.close(fd)
+        self._fds.clear()
+
+    # -- writing -------------------------------------------------------------
+    def _open_next(self):
+        seg = max(self.sizes, default=0) + 1
+        fd = os.open(self._path(seg), os.O_RDWR | os.O_CREAT | os.O_EXCL,
+                     0o600)
+        self._fds[seg] = fd
+        self.sizes[seg] = 0
+        self.current = seg
+        self._new_files = True
+
+    def append(self, records):
+        """Write [(chunk id, packed bytes)]; their [(seg, offset)]."""
+        if self.current is None or \
+                self.sizes[self.current] >= self.segment_bytes:
+            self._open_next()
+        seg, pos = self.current, self.sizes[self.current]
+        parts, where = [], []
+        for chunk, packed in records:
+            parts.append(HEADER.pack(chunk, len(packed)))
+            parts.append(packed)
+            pos += HEADER.size
+            where.append((seg, pos))
+            pos += len(packed)
+        start = self.sizes[seg]
+        # At most IOV_MAX buffers per call; no copy into one buffer.
+        fd, at = self._fd(seg), start
+        for n in range(0, len(parts), 1024):
+            piece = parts[n:n + 1024]
+            want = sum(len(p) for p in piece)
+            if os.pwritev(fd, piece, at) != want:
+                raise SegmentError('short write to segment %d' % seg)
+            at += want
+        self.sizes[seg] = pos
+        self.live[seg] += pos - start
+        self._unsynced.add(seg)
+        return where
+
+    # -- reading -------------------------------------------------------------
+    def read(self, seg, offset, size):
+        data = os.pread(self._fd(seg), size, offset)
+        if len(data) != size:
+            raise SegmentError('segment %d holds %d bytes at %d, not %d' % (
+                seg, len(data), offset, size))
+        return data
+
+    def records(self, seg):
+        """[(chunk id, offset, size)] of a segment, in file order; a torn
+        record at its end (a crash during a write) is left out.
+        """
+        data = os.pread(self._fd(seg), self.sizes[seg], 0)
+        out, pos = [], 0
+        while pos + HEADER.size <= len(data):
+            chunk, size = HEADER.unpack_from(data, pos)
+            start = pos + HEADER.size
+            if start + size > len(data):
+                break
+            out.append((chunk, start, size))
+            pos = start + size
+        return out, data
+
+    # -- space ---------------------------------------------------------------
+    def freed(self, seg, size):
+        self.live[seg] -= HEADER.size + size
+
+    def count_live(self, rows):
+        """Start-up: live bytes per segment from (seg, sum of sizes, count)."""
+        self.live.clear()
+        for seg, total, count in rows:
+            self.live[seg] = total + count * HEADER.size
+
+    def sparse(self):
+        """A segment worth compacting (not the one being written), or None."""
+        for seg, size in self.sizes.items():
+            if seg != self.current and seg not in self.retired and \
+                    self.live[seg] < size * LIVE_RATIO:
+                return seg
+        return None
+
+    def retire(self, seg):
+        """Nothing refers to ``seg`` once the database is durable."""
+        self.live.pop(seg, None)
+        self.retired.append(seg)
+
+    # -- durability ----------------------------------------------------------
+    def sync(self, everything=False):
+        """Make every segment write so far durable (``everything``: also
+        what an earlier process wrote).
+        """
+        if everything:
+            self._unsynced.update(self.sizes)
+            self._new_files = True
+        for seg in self._unsynced:
+            os.fsync(self._fd(seg))
+        self._unsynced.clear()
+        if self._new_files:
+            fd = os.open(self.dir, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            self._new_files = False
+
+    def drop_retired(self):
+        """Remove retired segments; call after a durable commit."""
+        for seg in self.retired:
+            fd = self._fds.pop(seg, None)
+            if fd is not None:
+                os.close(fd)
+            self.sizes.pop(seg, None)
+            self._unsynced.discard(seg)
+            try:
+                os.unlink(self._path(seg))
+            except FileNotFoundError:
+                pass
+        self.retired = []
