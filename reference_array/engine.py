@@ -33,7 +33,6 @@ import collections
 import contextlib
 import functools
 import itertools
-import os
 import threading
 import time
 
