@@ -223,8 +223,8 @@ class Engine(object):
         """Staged writes are stored before a transaction begins; before a
         durable one (anyone's but the engine's), the segments are synced.
         """
-        self._settle()
         if not self._storing:
+            self._settle()
             self.segments.sync()
 
     def _migrate(self):
@@ -763,6 +763,12 @@ class Engine(object):
     def _data_run_end(self, chain, first, end):
         """First chunk in [first, end) that is a hole (or ``end``)."""
         self.work['map_probes'] += 1
+        if len(chain) == 1 and self.db.execute(
+                'SELECT COUNT(*) FROM maps WHERE layer = ? AND idx >= ? AND '
+                'idx < ? AND chunk != 0', (chain[0], first, end)
+                ).fetchone()[0] == end - first:
+            # All data (the common answer), counted without leaving SQLite.
+            return end
         marks = ','.join('?' * len(chain))
         rank = {anc: n for n, anc in enumerate(chain)}
         top = {}

@@ -16,6 +16,9 @@ iops       fio through qemu-storage-daemon (libiscsi) and its NBD export,
            (tools/bench_fio); IOPS, MB/s, p50/p99 and CPU-s per GB
 memory     the array's resident memory with 1 TiB provisioned, 8 GiB
            written
+scale      REST lookup, create, list-page and attach times and the
+           array's RSS at 0 / 1,000 / 10,000 volumes, one volume group
+           each (tools/bench_scale)
 ops, growth, concurrency
            our drivers next to Cinder's in-tree drivers (tools/bench_drivers)
 
@@ -43,6 +46,7 @@ from cinder_driver.k2 import client as k2_client  # noqa: E402
 from reference_array import launch  # noqa: E402
 from tools import bench_drivers  # noqa: E402
 from tools import bench_fio  # noqa: E402
+from tools import bench_scale  # noqa: E402
 
 MIB = 1 << 20
 KIB_PER_GIB = 1 << 20
@@ -317,6 +321,16 @@ def _tgtd_stop(tgt):
     subprocess.run(['umount', tgt['mnt']], capture_output=True)
 
 
+def bench_scale_section(args, tmp):
+    points = [int(n) for n in args.scale_points.split(',')]
+    array = Array()
+    try:
+        return {'points': bench_scale.run(array, points, args.fill_budget),
+                'load': bench_fio.load()}
+    finally:
+        array.stop()
+
+
 def bench_memory(args, tmp):
     written = int(8192 * args.scale)
     array = Array(capacity_gib=4096)
@@ -373,7 +387,7 @@ def bench_copy(args, tmp):
 
 SECTIONS = {'rest': bench_rest, 'cow': bench_cow, 'copy': bench_copy,
             'ingest': bench_ingest, 'iops': bench_iops,
-            'memory': bench_memory}
+            'memory': bench_memory, 'scale': bench_scale_section}
 for _name in bench_drivers.SECTIONS:
     SECTIONS[_name] = (lambda name: lambda args, tmp: bench_drivers.
                        run_section(name, args, tmp))(_name)
@@ -416,6 +430,9 @@ def markdown(results):
     o = results.get('iops')
     if o:
         lines.append(bench_fio.markdown(o))
+    sc = results.get('scale')
+    if sc:
+        lines.append(bench_scale.markdown(sc['points']))
     m = results.get('memory')
     if m:
         lines.append('| array RSS, %d GiB provisioned, %d MiB written | '
@@ -436,6 +453,10 @@ def main():
                         help='seconds of each timed fio step')
     parser.add_argument('--fio-steps', default='',
                         help='comma-separated fio steps (default: all)')
+    parser.add_argument('--scale-points', default='0,1000,10000',
+                        help='volume counts of the scale section')
+    parser.add_argument('--fill-budget', type=float, default=1800,
+                        help='seconds to fill up to each scale point')
     parser.add_argument('--output', default=os.path.join(
         ROOT, 'bench-results'))
     args = parser.parse_args()

@@ -1,0 +1,139 @@
+"""REST times as the array fills with volumes, in the driver's layout.
+
+Each volume has a volume group of its own (``cvg-<name>`` holding
+``cv-<name>``), as our K2 driver creates them. At each population (0,
+1,000 and 10,000 volumes by default) the section times, as medians:
+
+lookup   a volume group by name, then its volume by name (the driver's
+         lookups before any operation)
+create   a volume group and its volume (the driver's create)
+page     one page of 100 volume groups from the middle of the list
+attach   a mapping of a volume to a host (the driver's attach)
+
+and reads the array's RSS. The array is filled through REST, as a
+driver would fill it; a population not reached within the fill budget
+is reported with how far the fill got, never extrapolated.
+"""
+
+import statistics
+import time
+
+from cinder_driver.k2 import client as k2_client
+
+SAMPLES = 9
+SAMPLE_BUDGET = 60.0
+
+
+def _median_ms(fn, samples=SAMPLES, budget=SAMPLE_BUDGET):
+    times = []
+    deadline = time.monotonic() + budget
+    for _n in range(samples):
+        started = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - started)
+        if time.monotonic() > deadline:
+            break
+    return statistics.median(times) * 1000, len(times)
+
+
+class Population(object):
+
+    def __init__(self, array):
+        self.array = array
+        self.k2 = array.k2
+        self.count = 0
+        self.host = self.k2.create('hosts', {'name': 'scale-host'})
+        self.volumes = []
+
+    def add(self, name):
+        vg = self.k2.create('volume_groups', {'name': 'cvg-' + name,
+                                              'quota': 0, 'is_dedup': True})
+        vol = self.k2.create('volumes', {
+            'name': 'cv-' + name, 'size': 1024 * 1024,
+            'volume_group': k2_client.ref('volume_groups', vg['id'])})
+        self.volumes.append(vol['id'])
+        self.count += 1
+        return vol
+
+    def fill(self, target, budget):
+        deadline = time.monotonic() + budget
+        while self.count < target and time.monotonic() < deadline:
+            self.add('fill-%06d' % self.count)
+        return self.count >= target
+
+    def measure(self):
+        probe = 'fill-%06d' % (self.count // 2) if self.count else None
+        out = {'volumes': self.count}
+
+        def lookup():
+            name = probe or 'absent'
+            self.k2.find('volume_groups', name='cvg-' + name)
+            self.k2.find('volumes', name='cv-' + name)
+        out['lookup_ms'], out['lookup_samples'] = _median_ms(lookup)
+        made = []
+
+        def create():
+            name = 'probe-%06d-%d' % (self.count, len(made))
+            made.append(self.add(name))
+        out['create_ms'], out['create_samples'] = _median_ms(create)
+
+        def page():
+            self.k2.http.request('GET', '/volume_groups', params={
+                '__limit': 100, '__offset': self.count // 2})
+        out['page_ms'], out['page_samples'] = _median_ms(page)
+        targets = iter(made)
+
+        def attach():
+            vol = next(targets)
+            self.k2.create('mappings', {
+                'volume': k2_client.ref('volumes', vol['id']),
+                'host': k2_client.ref('hosts', self.host['id'])})
+        out['attach_ms'], out['attach_samples'] = _median_ms(
+            attach, samples=len(made))
+        out['rss_MiB'] = self.array.rss_mib()
+        return out
+
+
+def run(array, points, fill_budget, log=print):
+    """Measurements at each population in ``points``."""
+    population = Population(array)
+    out = []
+    for target in points:
+        started = time.monotonic()
+        reached = population.fill(target, fill_budget)
+        point = {'target': target, 'reached': reached,
+                 'fill_s': time.monotonic() - started}
+        if not reached:
+            point['volumes'] = population.count
+            log('  fill to %d volumes stopped at %d after %.0f s' % (
+                target, population.count, point['fill_s']))
+            out.append(point)
+            break
+        point.update(population.measure())
+        log('  %(volumes)6d volumes: lookup %(lookup_ms).1f ms, create '
+            '%(create_ms).1f ms, page %(page_ms).1f ms, attach '
+            '%(attach_ms).1f ms, RSS %(rss_MiB).0f MiB' % point)
+        out.append(point)
+    return out
+
+
+def markdown(points):
+    rows = ['', '| volumes (one group each) | lookup ms | create ms | '
+            'page of 100 ms | attach ms | RSS MiB |',
+            '|---|---|---|---|---|---|']
+    base = points[0] if points and points[0].get('reached') else None
+    for point in points:
+        if not point.get('reached'):
+            rows.append('| %d: not reached (%d after %.0f s of filling) '
+                        '| | | | | |' % (point['target'], point['volumes'],
+                                         point['fill_s']))
+            continue
+        cells = []
+        for key in ('lookup_ms', 'create_ms', 'page_ms', 'attach_ms'):
+            cell = '%.1f' % point[key]
+            if base and point is not base and base[key]:
+                cell += ' (%.1fx)' % (point[key] / base[key])
+            cells.append(cell)
+        rows.append('| %d | %s | %.0f |' % (
+            point['volumes'], ' | '.join(cells), point['rss_MiB']))
+    return '\n'.join(rows)
