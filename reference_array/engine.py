@@ -763,12 +763,13 @@ class Engine(object):
     def _data_run_end(self, chain, first, end):
         """First chunk in [first, end) that is a hole (or ``end``)."""
         self.work['map_probes'] += 1
-        if len(chain) == 1 and self.db.execute(
+        if len(chain) == 1:
+            count, = self.db.execute(
                 'SELECT COUNT(*) FROM maps WHERE layer = ? AND idx >= ? AND '
-                'idx < ? AND chunk != 0', (chain[0], first, end)
-                ).fetchone()[0] == end - first:
-            # All data (the common answer), counted without leaving SQLite.
-            return end
+                'idx < ? AND chunk != 0', (chain[0], first, end)).fetchone()
+            if count == end - first:
+                # All data (the common answer), counted inside SQLite.
+                return end
         marks = ','.join('?' * len(chain))
         rank = {anc: n for n, anc in enumerate(chain)}
         top = {}
