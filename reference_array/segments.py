@@ -28,6 +28,8 @@ HEADER = struct.Struct('<QI')
 SEGMENT_BYTES = 16 * 1024 * 1024
 # A segment is compacted once less than this share of it is live.
 LIVE_RATIO = 0.5
+# Segment files kept open at once (the least recently used are closed).
+OPEN_FILES = 256
 _NAME = re.compile(r'^seg-(\d{8})$')
 
 
@@ -41,7 +43,7 @@ class Segments(object):
         self.dir = directory
         os.makedirs(directory, mode=0o700, exist_ok=True)
         self.segment_bytes = segment_bytes
-        self._fds = {}
+        self._fds = collections.OrderedDict()
         self.sizes = {}
         for name in os.listdir(directory):
             match = _NAME.match(name)
@@ -60,8 +62,15 @@ class Segments(object):
 
     def _fd(self, seg):
         fd = self._fds.get(seg)
-        if fd is None:
-            fd = self._fds[seg] = os.open(self._path(seg), os.O_RDWR)
+        if fd is not None:
+            self._fds.move_to_end(seg)
+            return fd
+        if len(self._fds) >= OPEN_FILES:
+            # fsync through any descriptor syncs the file: closing one
+            # with unsynced writes loses nothing.
+            _seg, old = self._fds.popitem(last=False)
+            os.close(old)
+        fd = self._fds[seg] = os.open(self._path(seg), os.O_RDWR)
         return fd
 
     def close(self):
@@ -72,9 +81,8 @@ class Segments(object):
     # -- writing -------------------------------------------------------------
     def _open_next(self):
         seg = max(self.sizes, default=0) + 1
-        fd = os.open(self._path(seg), os.O_RDWR | os.O_CREAT | os.O_EXCL,
-                     0o600)
-        self._fds[seg] = fd
+        os.close(os.open(self._path(seg), os.O_RDWR | os.O_CREAT | os.O_EXCL,
+                         0o600))
         self.sizes[seg] = 0
         self.current = seg
         self._new_files = True

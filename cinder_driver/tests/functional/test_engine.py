@@ -15,6 +15,7 @@ import zstandard
 
 from reference_array import engine
 from reference_array import metadata
+from reference_array import segments
 
 CHUNK = engine.DEFAULT_CHUNK
 
@@ -182,6 +183,8 @@ class SegmentsTestCase(testtools.TestCase):
         self.engine = engine.Engine(self.store)
         self.addCleanup(self._close)
         self.engine.segments.segment_bytes = 256 * 1024
+        # Many small segments, few open at once.
+        self.useFixture(fixtures.MockPatchObject(segments, 'OPEN_FILES', 4))
 
     def _close(self):
         self.engine.segments.close()
