@@ -51,6 +51,8 @@ WAL_CHECKPOINT = 64 * 1024 * 1024
 # Chunks stored per data-path transaction once the limit is reached: the
 # write that finds the cache full waits for this many, not for all.
 SETTLE_BATCH = 128
+# Between two batches stored in the background.
+PAUSE = 0.005
 CACHE_LIMIT = 32 * 1024 * 1024
 # SQLite's default limit on host parameters is well above this.
 BATCH = 500
@@ -556,6 +558,9 @@ class Engine(object):
                 return
             keys = list(self._dirty)
         for start in range(0, len(keys), self._batch):
+            if start:
+                # Let waiting I/O take the lock (it is not fair).
+                time.sleep(PAUSE)
             with self.lock:
                 part = [key for key in keys[start:start + self._batch]
                         if key in self._dirty]
