@@ -463,7 +463,7 @@ def main():
     results = {'machine': {'host': os.uname().nodename,
                            'cpus': os.cpu_count(),
                            'kernel': os.uname().release},
-               'scale': args.scale}
+               'data_scale': args.scale}
     with tempfile.TemporaryDirectory(prefix='bench-') as tmp:
         for name in args.sections:
             print('== %s' % name, flush=True)
