@@ -81,8 +81,14 @@ class Segments(object):
     # -- writing -------------------------------------------------------------
     def _open_next(self):
         seg = max(self.sizes, default=0) + 1
-        os.close(os.open(self._path(seg), os.O_RDWR | os.O_CREAT | os.O_EXCL,
-                         0o600))
+        while True:
+            try:
+                os.close(os.open(self._path(seg), os.O_RDWR | os.O_CREAT |
+                                 os.O_EXCL, 0o600))
+                break
+            except FileExistsError:
+                # Never append to a file this process did not start.
+                seg += 1
         self.sizes[seg] = 0
         self.current = seg
         self._new_files = True
