@@ -390,12 +390,12 @@ class Engine(object):
         if data is not None:
             self._cache_bytes -= len(data)
 
-    def _chunk_data(self, chunk):
+    def _chunk_data(self, chunk, where=None):
         data = self._cache.get(chunk)
         if data is not None:
             self._cache.move_to_end(chunk)
             return data
-        data = self._codec()[1].decompress(self._packed(chunk))
+        data = self._codec()[1].decompress(self._packed(chunk, where))
         self.work['chunks_fetched'] += 1
         self.work['bytes_decompressed'] += len(data)
         self._cache[chunk] = data
@@ -405,9 +405,11 @@ class Engine(object):
             self._cache_bytes -= len(dropped)
         return data
 
-    def _packed(self, chunk):
-        """The stored (compressed) bytes of a chunk."""
-        seg, off, size = self.db.execute(
+    def _packed(self, chunk, where=None):
+        """The stored (compressed) bytes of a chunk; ``where``: its
+        (seg, off, size) row if known.
+        """
+        seg, off, size = where or self.db.execute(
             'SELECT seg, off, size FROM chunks WHERE id = ?',
             (chunk,)).fetchone()
         if seg is None:
@@ -428,9 +430,15 @@ class Engine(object):
                     return self._apply(layer, idx, entry, (
                         self._content(chunk) if chunk is not None
                         else self._read_chunk(chain[n + 1:], idx)))
-            chunk = self._map_entry(layer, idx)
-            if chunk is not None:
-                return self._content(chunk)
+            self.work['map_probes'] += 1
+            row = self.db.execute(
+                'SELECT m.chunk, c.seg, c.off, c.size FROM maps m LEFT JOIN '
+                'chunks c ON c.id = m.chunk WHERE m.layer = ? AND m.idx = ?',
+                (layer, idx)).fetchone()
+            if row is not None:
+                # Where the data is comes with the map entry: one query.
+                return None if row[0] == ZERO else self._chunk_data(
+                    row[0], row[1:])
         return None
 
     def _map_entry(self, layer, idx):
@@ -741,10 +749,20 @@ class Engine(object):
             chain = self._chain(layer)
             first = offset // self.chunk
             end = (offset + limit + self.chunk - 1) // self.chunk
+            window = min(end, first + RUN_WINDOW)
+            if len(chain) == 1:
+                self.work['map_probes'] += 1
+                count, = self.db.execute(
+                    'SELECT COUNT(*) FROM maps WHERE layer = ? AND idx >= ? '
+                    'AND idx < ? AND chunk != 0',
+                    (chain[0], first, window)).fetchone()
+                if count == window - first:
+                    # All data (the common answer), counted inside SQLite.
+                    return True, min(window * self.chunk,
+                                     offset + limit) - offset
             kind = self._allocated(chain, first)
             if kind:
-                stop = self._data_run_end(chain, first, min(
-                    end, first + RUN_WINDOW))
+                stop = self._data_run_end(chain, first, window)
             else:
                 stop = self._hole_run_end(chain, first, end)
             return kind, min(stop * self.chunk, offset + limit) - offset
@@ -768,13 +786,6 @@ class Engine(object):
     def _data_run_end(self, chain, first, end):
         """First chunk in [first, end) that is a hole (or ``end``)."""
         self.work['map_probes'] += 1
-        if len(chain) == 1:
-            count, = self.db.execute(
-                'SELECT COUNT(*) FROM maps WHERE layer = ? AND idx >= ? AND '
-                'idx < ? AND chunk != 0', (chain[0], first, end)).fetchone()
-            if count == end - first:
-                # All data (the common answer), counted inside SQLite.
-                return end
         marks = ','.join('?' * len(chain))
         rank = {anc: n for n, anc in enumerate(chain)}
         top = {}
