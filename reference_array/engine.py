@@ -85,7 +85,8 @@ CREATE TABLE IF NOT EXISTS layers (
     id INTEGER PRIMARY KEY,
     parent INTEGER,
     refs INTEGER NOT NULL,
-    dedup INTEGER NOT NULL
+    dedup INTEGER NOT NULL,
+    written INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS maps (
     layer INTEGER NOT NULL,
@@ -230,6 +231,20 @@ class Engine(object):
             self.segments.sync()
 
     def _migrate(self):
+        """Bring a database of an earlier version to this schema."""
+        self._migrate_chunks()
+        columns = [row[1] for row in self.db.execute(
+            'PRAGMA table_info(layers)')]
+        if columns and 'written' not in columns:
+            with self.store.transaction():
+                self.db.execute('ALTER TABLE layers ADD COLUMN written '
+                                'INTEGER NOT NULL DEFAULT 0')
+                self.db.execute(
+                    'UPDATE layers SET written = (SELECT COALESCE(SUM('
+                    'c.raw), 0) FROM maps m JOIN chunks c ON c.id = m.chunk '
+                    'WHERE m.layer = layers.id)')
+
+    def _migrate_chunks(self):
         """Move a database whose chunks kept their data in the same row."""
         columns = [row[1] for row in self.db.execute(
             'PRAGMA table_info(chunks)')]
@@ -354,11 +369,14 @@ class Engine(object):
                             'name = ?', (delta, name))
 
     def _unref_chunks(self, chunks):
-        """Drop one reference per listed chunk id; free unreferenced ones."""
+        """Drop one reference per listed chunk id; free unreferenced ones.
+
+        Returns the bytes (uncompressed) the listed references held.
+        """
         counts = collections.Counter(chunks)
         counts.pop(ZERO, None)
         if not counts:
-            return
+            return 0
         self.db.executemany('UPDATE chunks SET refs = refs - ? WHERE id = ?',
                             [(n, chunk) for chunk, n in counts.items()])
         logical = physical = stored = 0
@@ -384,6 +402,7 @@ class Engine(object):
         self._add_total('logical', -logical)
         self._add_total('physical', -physical)
         self._add_total('stored_raw', -stored)
+        return logical
 
     def _forget(self, chunk):
         data = self._cache.pop(chunk, None)
@@ -719,7 +738,11 @@ class Engine(object):
             entries += [(layer, idx, ZERO) for idx in zeros if idx in masked]
         self.db.executemany('INSERT OR REPLACE INTO maps VALUES (?, ?, ?)',
                             entries)
-        self._unref_chunks(old.values())
+        # What the layer holds itself, kept so that reading it is one row.
+        delta = logical - self._unref_chunks(old.values())
+        if delta:
+            self.db.execute('UPDATE layers SET written = written + ? WHERE '
+                            'id = ?', (delta, layer))
         self._add_total('logical', logical)
         self._add_total('physical', physical)
         self._add_total('stored_raw', stored)
@@ -903,7 +926,6 @@ class Engine(object):
     def layer_written(self, layer):
         """Bytes of data this layer holds itself (not its ancestors)."""
         with self.lock:
-            row = self.db.execute(
-                'SELECT COALESCE(SUM(c.raw), 0) FROM maps m JOIN chunks c '
-                'ON c.id = m.chunk WHERE m.layer = ?', (layer,)).fetchone()
-        return row[0]
+            row = self.db.execute('SELECT written FROM layers WHERE id = ?',
+                                  (layer,)).fetchone()
+        return row[0] if row else 0

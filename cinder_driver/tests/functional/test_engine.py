@@ -79,6 +79,45 @@ class EngineTestCase(testtools.TestCase):
         self.engine.write(vol, 0, bytes(8 * CHUNK))
         self.assertEqual(0, self.engine.totals()['physical'])
 
+    def _steps(self, fn):
+        """SQLite virtual-machine steps ``fn`` runs (in hundreds: the
+        work of its queries, whatever their number), and its result.
+        """
+        seen = []
+        self.engine.db.set_progress_handler(lambda: seen.append(1), 100)
+        try:
+            result = fn()
+        finally:
+            self.engine.db.set_progress_handler(None, 0)
+        return len(seen), result
+
+    def _summed(self, layer):
+        return self.engine.db.execute(
+            'SELECT COALESCE(SUM(c.raw), 0) FROM maps m JOIN chunks c ON '
+            'c.id = m.chunk WHERE m.layer = ?', (layer,)).fetchone()[0]
+
+    def test_written_bytes_are_one_row_whatever_the_size(self):
+        small, large = self.engine.new_layer(), self.engine.new_layer()
+        self.engine.write(small, 0, os.urandom(CHUNK))
+        self.engine.write(large, 0, os.urandom(256 * CHUNK))
+        # Overwrites, a partial write, zeros and a snapshot on top.
+        self.engine.write(large, 5 * CHUNK, os.urandom(3 * CHUNK))
+        self.engine.write(large, 7 * CHUNK + 100, b'x' * 100)
+        self.engine.write(large, 9 * CHUNK, bytes(2 * CHUNK))
+        frozen, large = large, self.engine.freeze(large)
+        self.engine.write(large, 0, os.urandom(CHUNK + 10))
+        self.engine.flush()
+        few, written = self._steps(
+            lambda: self.engine.layer_written(small))
+        self.assertEqual(CHUNK, written)
+        many, written = self._steps(
+            lambda: self.engine.layer_written(frozen))
+        self.assertEqual(few, many)
+        self.assertEqual(self._summed(frozen), written)
+        self.assertEqual(254 * CHUNK, written)
+        self.assertEqual(self._summed(large),
+                         self.engine.layer_written(large))
+
     def _stored_maps(self):
         """Map entries in the database file, as a new process sees them."""
         db = sqlite3.connect(os.path.join(self.dir, 'a.db'))
