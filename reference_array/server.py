@@ -9,17 +9,17 @@ import socket
 import threading
 import uuid
 
-from reference_array import engine as engine_mod
-from reference_array import exports as exports_mod
-from reference_array import faults as faults_mod
-from reference_array import httpd
+from reference_array.core import devices as exports_mod
+from reference_array.core import engine as engine_mod
+from reference_array.core import store as metadata
+from reference_array.http import faults as faults_mod
+from reference_array.http import server as httpd
 from reference_array import iscsi
-from reference_array import k2api
-from reference_array import k2model
-from reference_array import linstorapi
-from reference_array import linstormodel
-from reference_array import metadata
-from reference_array import replication
+from reference_array.k2 import api as k2api
+from reference_array.k2 import backend as k2model
+from reference_array.k2.replication import shipper as replication
+from reference_array.linstor import api as linstorapi
+from reference_array.linstor import model as linstormodel
 from reference_array import tlsutil
 
 LOG = logging.getLogger(__name__)

@@ -3,8 +3,8 @@
 from cinder import context
 
 from cinder_driver.k2 import driver as k2_driver
-from cinder_driver.tests.functional import array_fixture
 from cinder_driver.tests.functional import driver_base
+from reference_array.tests import array_fixture
 
 CONNECTOR = {'host': 'compute-1', 'initiator':
              'iqn.1993-08.org.debian:01:compute1', 'multipath': True,

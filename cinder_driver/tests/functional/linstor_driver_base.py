@@ -150,7 +150,7 @@ class LinstorDriverTestCase(driver_base.DriverTestCase):
                 self.skipTest('the device of %s on %s is not on this '
                               'machine' % (vol.name_id, node))
             return path
-        from cinder_driver.tests.functional import iscsi_client
+        from reference_array.tests import iscsi_client
         _s, vds = self.linstor('GET', '/v1/resource-definitions/volume-%s/'
                                'volume-definitions' % vol.name_id)
         minor = [d['data']['minor_number'] for d in vds[0]['layer_data']
@@ -161,14 +161,14 @@ class LinstorDriverTestCase(driver_base.DriverTestCase):
             'iqn.2026-11.io.cinder-flash:linstor.%s' % node)
 
     def write(self, vol, node, command):
-        from cinder_driver.tests.functional import iscsi_client
+        from reference_array.tests import iscsi_client
         result = iscsi_client.qemu_io(self.device(vol, node), command)
         self.assertEqual(0, result.returncode, result.stderr)
         return result.stdout
 
     def pattern_at(self, vol, node, offset, length, pattern):
         """Whether the device reads back bytes of ``pattern`` there."""
-        from cinder_driver.tests.functional import iscsi_client
+        from reference_array.tests import iscsi_client
         result = iscsi_client.qemu_io(self.device(vol, node), 'read -P %d '
                                       '%d %d' % (pattern, offset, length))
         return result.returncode == 0 and 'Pattern verification failed' \

@@ -24,7 +24,7 @@ import os
 import fixtures
 import requests
 
-from cinder_driver.tests.functional import array_fixture
+from reference_array.tests import array_fixture
 
 ENV = 'CINDER_FLASH_LINSTOR_URL'
 REASON = ('%s is not set: no LINSTOR controller to test against' % ENV)

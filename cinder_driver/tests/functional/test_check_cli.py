@@ -7,7 +7,7 @@ import sys
 import fixtures
 import testtools
 
-from cinder_driver.tests.functional import array_fixture
+from reference_array.tests import array_fixture
 
 ISCSI = 'cinder_driver.k2.driver.K2ISCSIDriver'
 

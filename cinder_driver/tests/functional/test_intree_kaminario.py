@@ -18,7 +18,7 @@ from oslo_utils import uuidutils
 import urllib3
 
 from cinder_driver.k2 import client
-from cinder_driver.tests.functional import array_fixture
+from reference_array.tests import array_fixture
 
 GROUP = 'intree-k2'
 CONNECTOR = {'host': 'compute-1', 'ip': '127.0.0.1', 'multipath': False,

@@ -17,7 +17,7 @@ from cinder.volume import driver as volume_driver
 from cinder.volume.drivers import linstordrv
 from oslo_utils import uuidutils
 
-from cinder_driver.tests.functional import array_fixture
+from reference_array.tests import array_fixture
 
 GROUP = 'intree-linstor'
 

@@ -5,8 +5,8 @@ import re
 import testtools
 
 from cinder_driver.k2 import client
-from cinder_driver.tests.functional import array_fixture
-from cinder_driver.tests.functional import iscsi_client
+from reference_array.tests import array_fixture
+from reference_array.tests import iscsi_client
 
 INITIATORS = ('iqn.2007-10.com.github:sahlberg:libiscsi:iscsi-test',
               'iqn.2007-10.com.github:sahlberg:libiscsi:iscsi-test-2')

@@ -6,9 +6,9 @@ import fixtures
 import testtools
 
 from cinder_driver.k2 import client
-from cinder_driver.tests.functional import array_fixture
-from cinder_driver.tests.functional import iscsi_client
 from cinder_driver.tests.functional import k2_driver_base
+from reference_array.tests import array_fixture
+from reference_array.tests import iscsi_client
 
 MIB = 1024 * 1024
 HOST_IQN = 'iqn.2026-01.io.test:host-a'

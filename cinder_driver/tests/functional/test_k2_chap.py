@@ -4,8 +4,8 @@ import logging
 
 import fixtures
 
-from cinder_driver.tests.functional import iscsi_client
 from cinder_driver.tests.functional import k2_driver_base
+from reference_array.tests import iscsi_client
 
 INITIATOR = 'iqn.2026-01.io.test:chap-host'
 CONNECTOR = dict(k2_driver_base.CONNECTOR, initiator=INITIATOR)

@@ -5,9 +5,9 @@ import os
 import fixtures
 
 from cinder_driver.common import exception as flash_exception
-from cinder_driver.tests.functional import array_fixture
-from cinder_driver.tests.functional import iscsi_client
 from cinder_driver.tests.functional import k2_driver_base
+from reference_array.tests import array_fixture
+from reference_array.tests import iscsi_client
 
 CONNECTOR = k2_driver_base.CONNECTOR
 MIB = 1024 * 1024
@@ -17,7 +17,7 @@ class K2HostCopyTestCase(k2_driver_base.K2DriverTestCase):
 
     def setUp(self):
         self.useFixture(fixtures.MonkeyPatch(
-            'cinder_driver.tests.functional.array_fixture.ReferenceArray.'
+            'reference_array.tests.array_fixture.ReferenceArray.'
             '__init__', _no_source_init))
         super().setUp()
 

@@ -8,8 +8,8 @@ import time
 import fixtures
 
 from cinder_driver.common import exception as flash_exception
-from cinder_driver.tests.functional import array_fixture
 from cinder_driver.tests.functional import k2_driver_base
+from reference_array.tests import array_fixture
 
 CONNECTOR = k2_driver_base.CONNECTOR
 

@@ -8,9 +8,9 @@ from cinder.objects import fields
 import fixtures
 
 from cinder_driver.common import exception as flash_exception
-from cinder_driver.tests.functional import array_fixture
-from cinder_driver.tests.functional import iscsi_client
 from cinder_driver.tests.functional import k2_driver_base
+from reference_array.tests import array_fixture
+from reference_array.tests import iscsi_client
 
 CONNECTOR = k2_driver_base.CONNECTOR
 MIB = 1024 * 1024

@@ -6,7 +6,7 @@ import krest
 import testtools
 import urllib3
 
-from cinder_driver.tests.functional import array_fixture
+from reference_array.tests import array_fixture
 
 GIB = 1024 * 1024
 

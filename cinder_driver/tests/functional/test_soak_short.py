@@ -5,7 +5,7 @@ import sys
 
 from cinder.tests.unit import test
 
-from cinder_driver.tests.functional import array_fixture
+from reference_array.tests import array_fixture
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.dirname(os.path.abspath(__file__))))))

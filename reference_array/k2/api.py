@@ -9,7 +9,7 @@ errors are ``{"error_msg": ...}`` with a JSON content type.
 import json
 import re
 
-from reference_array import httpd
+from reference_array.http import server as httpd
 
 PREFIX = '/api/v2'
 DEFAULT_LIMIT = 100

@@ -16,7 +16,7 @@ import threading
 import time
 import urllib.parse
 
-from reference_array import faults as faults_mod
+from reference_array.http import faults as faults_mod
 
 LOG = logging.getLogger(__name__)
 ADMIN_FAULTS = '/_admin/faults'

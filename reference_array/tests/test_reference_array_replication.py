@@ -8,8 +8,8 @@ import testtools
 
 from cinder_driver.common import exception as flash_exception
 from cinder_driver.k2 import client
-from cinder_driver.tests.functional import array_fixture
-from cinder_driver.tests.functional import iscsi_client
+from reference_array.tests import array_fixture
+from reference_array.tests import iscsi_client
 
 IQN = 'iqn.2026-01.io.test:host-a'
 MIB = 1024 * 1024

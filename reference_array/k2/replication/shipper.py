@@ -35,8 +35,8 @@ import time
 
 import requests
 
-from reference_array import k2api
-from reference_array import k2objects
+from reference_array.k2 import api as k2api
+from reference_array.k2 import objects as k2objects
 
 LOG = logging.getLogger(__name__)
 PEERS = 'replication/peer_k2arrays'

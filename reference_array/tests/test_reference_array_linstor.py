@@ -13,7 +13,7 @@ import yaml
 
 from cinder.tests.unit import test
 
-from cinder_driver.tests.functional import array_fixture
+from reference_array.tests import array_fixture
 
 SPEC = os.path.join(os.path.dirname(__file__), 'data',
                     'linstor-rest-v1-openapi.yaml')

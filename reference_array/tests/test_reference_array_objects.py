@@ -5,7 +5,7 @@ import testtools
 
 from cinder_driver.common import exception
 from cinder_driver.k2 import client
-from cinder_driver.tests.functional import array_fixture
+from reference_array.tests import array_fixture
 
 GIB = 1024 * 1024
 

@@ -8,8 +8,8 @@ controller does (numbers as strings, nulls for absent fields, no body).
 import json
 import re
 
-from reference_array import httpd
-from reference_array import linstorwire as wire
+from reference_array.http import server as httpd
+from reference_array.linstor import wire
 
 REST_API_VERSION = '1.28.0'
 VERSION = {'version': '1.28.0', 'git_hash': 'reference-array',

@@ -2,9 +2,9 @@
 
 import time
 
-from reference_array import k2api
-from reference_array import k2objects
-from reference_array import replication
+from reference_array.k2 import api as k2api
+from reference_array.k2 import objects as k2objects
+from reference_array.k2.replication import shipper as replication
 
 KIB_PER_GIB = 1024 * 1024
 

@@ -9,7 +9,7 @@ never sent to clients.
 import re
 import time
 
-from reference_array import k2api
+from reference_array.k2 import api as k2api
 
 NAME_RE = re.compile(r'^[0-9A-Za-z_.:-]+$')
 NAME_LIMITS = {'volume_groups': 42, 'volumes': 42, 'hosts': 32,

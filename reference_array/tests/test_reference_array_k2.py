@@ -9,7 +9,7 @@ import urllib.request
 import testtools
 
 from cinder_driver.common import exception
-from cinder_driver.tests.functional import array_fixture
+from reference_array.tests import array_fixture
 
 KRST_RESOURCES = (
     'volume_groups', 'volumes', 'snapshots', 'volsnaps', 'hosts',

@@ -12,8 +12,8 @@ import fixtures
 import testtools
 import zstandard
 
-from reference_array import engine
-from reference_array import metadata
+from reference_array.core import engine
+from reference_array.core import store as metadata
 
 CHUNK = engine.DEFAULT_CHUNK
 
@@ -214,7 +214,8 @@ class MigrationTestCase(testtools.TestCase):
 # (settle), and says how far it got.
 WRITER = textwrap.dedent("""
     import os, sys
-    from reference_array import engine, metadata
+    from reference_array.core import engine
+    from reference_array.core import store as metadata
     store = metadata.MetadataStore(sys.argv[1])
     eng = engine.Engine(store)
     layer = eng.new_layer()

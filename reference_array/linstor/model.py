@@ -12,9 +12,9 @@ import re
 import time
 import uuid
 
-from reference_array import exports
-from reference_array import linstorprops
-from reference_array import linstorwire as wire
+from reference_array.core import devices
+from reference_array.linstor import props as linstorprops
+from reference_array.linstor import wire
 from reference_array import scsi
 
 NODES, RGS, RDS, CTRL = 'ls_nodes', 'ls_rgs', 'ls_rds', 'ls_ctrl'
@@ -131,7 +131,7 @@ def _layers(value, where):
     return layers
 
 
-class LinstorLUN(exports.Device):
+class LinstorLUN(devices.Device):
     """The emulated DRBD device of a resource, served over iSCSI."""
 
     def __init__(self, model, rd_name, number, size_kib, minor):
