@@ -1,18 +1,25 @@
-"""What each iSCSI initiator sees: the K2 mappings of its host as LUNs."""
+"""What an iSCSI initiator sees: devices, and the exporters that map them.
 
-import hashlib
+The target asks one object, ``Exports``, four things: the array's
+``iqn``, a ``generation()`` that changes whenever any object changes, the
+devices an initiator sees (``resolve``) and the CHAP secret it must
+present (``chap``). ``Exports`` asks each dialect's exporter in turn; an
+exporter answers only for initiators its dialect knows (a K2 host's
+registered ports, a LINSTOR node's own name), so the order matters only
+if both claim one name, and the first listed wins.
+"""
+
 import time
 
 from reference_array import scsi
-
-KIB = 1024
 
 
 class Device(object):
     """What the SCSI layer reads and writes: one layer of the engine.
 
     Subclasses say which layer is current (it changes with snapshots and
-    restores) and what to count.
+    restores) and what to count. ``_layer`` raises the SCSI error for an
+    unsupported LUN when the object behind the device is gone.
     """
 
     def __init__(self, store, engine, blocks, serial, naa, read_only=False):
@@ -24,6 +31,11 @@ class Device(object):
         self.read_only = read_only
         self.chunk_blocks = engine.chunk // scsi.BLOCK
         self._known = (None, None)
+
+    @staticmethod
+    def gone():
+        """The error a device raises once its object is deleted."""
+        return scsi.SCSIError(*scsi.LUN_NOT_SUPPORTED)
 
     def _layer(self):
         raise NotImplementedError()
@@ -66,91 +78,46 @@ class Device(object):
             return self.engine.allocated_run(self._current(), offset, limit)
 
 
-class LUN(Device):
-    """A mapped volume or volsnap; I/O always finds its current layer."""
+def blocks_of(size_kib):
+    """Device size in SCSI blocks of an object ``size_kib`` large."""
+    return size_kib * 1024 // scsi.BLOCK
 
-    def __init__(self, exports, resource, obj, system_id):
-        self.resource = resource
-        self.obj_id = obj['id']
-        size_kib = obj['size'] if resource == 'volumes' else obj['_size']
-        serial = obj['scsi_sn']
-        digest = hashlib.sha256(('%s/%s' % (system_id, serial)).encode())
-        # NAA 6 (registered extended) designator, stable per object.
-        naa = bytes([0x60 | (digest.digest()[0] & 0x0f)]) + \
-            digest.digest()[1:16]
-        read_only = bool(obj.get('read_only')) or (
-            resource == 'volsnaps' and not exports.is_view(obj))
-        super().__init__(exports.store, exports.engine,
-                         size_kib * KIB // scsi.BLOCK, serial, naa, read_only)
 
-    def _layer(self):
-        obj = self.store.get(self.resource, self.obj_id)
-        if obj is None:
-            raise scsi.SCSIError(*scsi.LUN_NOT_SUPPORTED)
-        return obj['_layer']
+class Exporter(object):
+    """One dialect's view of who sees what."""
 
-    def _count(self, direction, nbytes, started):
-        if self.resource == 'volumes':
-            self.engine.count_volume(self.obj_id, direction, nbytes,
-                                     time.monotonic() - started)
+    def luns_for(self, initiator):
+        """{lun number: Device} the initiator sees ({}: none or unknown)."""
+        raise NotImplementedError()
+
+    def chap_for(self, initiator):
+        """(user, secret) the initiator must present, or None."""
+        raise NotImplementedError()
 
 
 class Exports(object):
+    """The target's one view over every dialect's exporter."""
 
-    def __init__(self, store, engine, iqn, system_id):
+    def __init__(self, store, iqn, exporters):
         self.store = store
-        self.engine = engine
         self.iqn = iqn
-        self.system_id = system_id
-        # The LINSTOR dialect's model: its nodes' emulated devices.
-        self.linstor = None
+        self.exporters = tuple(exporters)
 
     def generation(self):
         return self.store.generation
 
-    def is_view(self, volsnap):
-        snap_id = int(volsnap['snapshot']['ref'].rsplit('/', 1)[1])
-        snap = self.store.get('snapshots', snap_id)
-        return bool(snap and snap.get('is_exposable'))
-
-    def _host_of(self, initiator):
-        for port in self.store.all('host_iqns'):
-            if port['iqn'] == initiator:
-                return port['host']['ref']
-        return None
-
     def resolve(self, initiator):
-        """{lun number: LUN} mapped to the initiator's host."""
-        if self.linstor is not None:
-            luns = self.linstor.luns(initiator)
+        """{lun number: Device} of the first exporter that has any."""
+        for exporter in self.exporters:
+            luns = exporter.luns_for(initiator)
             if luns:
                 return luns
-        host_ref = self._host_of(initiator)
-        if host_ref is None:
-            return {}
-        luns = {}
-        with self.store.lock:
-            for mapping in self.store.all('mappings'):
-                if mapping['host']['ref'] != host_ref:
-                    continue
-                resource, obj_id = mapping['volume']['ref'][1:].rsplit('/', 1)
-                obj = self.store.get(resource, int(obj_id))
-                if obj is not None:
-                    luns[mapping['lun']] = LUN(self, resource, obj,
-                                               self.system_id)
-        return luns
+        return {}
 
     def chap(self, initiator):
-        """(user, secret) the initiator's host must present, or None."""
-        host_ref = self._host_of(initiator)
-        if host_ref is None:
-            return None
-        host = self.store.get('hosts', int(host_ref.rsplit('/', 1)[1]))
-        ref = (host or {}).get('host_auth_profile')
-        if not ref:
-            return None
-        profile = self.store.get('host_auth_profiles',
-                                 int(ref['ref'].rsplit('/', 1)[1]))
-        if not profile:
-            return None
-        return profile['username'], profile['_secret']
+        """The CHAP secret of the first exporter that asks for one."""
+        for exporter in self.exporters:
+            secret = exporter.chap_for(initiator)
+            if secret is not None:
+                return secret
+        return None

@@ -125,9 +125,9 @@ class Engine(object):
 
     def __init__(self, store, chunk_size=DEFAULT_CHUNK, level=1,
                  dirty_limit=DIRTY_LIMIT, cache_limit=CACHE_LIMIT):
-        """``store``: the MetadataStore whose database holds the data."""
+        """``store``: the core Store whose database holds the data."""
         self.store = store
-        self.db = store._db
+        self.db = store.connection
         self.lock = store.lock
         self.chunk = chunk_size
         self._zero = bytes(chunk_size)
@@ -151,7 +151,7 @@ class Engine(object):
         self._cache = collections.OrderedDict()
         self._cache_bytes = 0
         self._cache_limit = cache_limit
-        store.before_transaction = self._settle
+        store.call_before_transactions(self._settle)
         with self.lock:
             self._migrate()
             self.db.executescript(SCHEMA)

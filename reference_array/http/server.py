@@ -1,8 +1,15 @@
 """A small threaded JSON-over-HTTP(S) server with Basic auth.
 
-Each REST dialect supplies a router: ``router(method, path, query, body)``
-returning ``(status, payload)``; this module handles sockets, TLS, auth,
-content types and errors the same way for every dialect.
+Each REST dialect supplies an api object; this module handles sockets,
+TLS, auth, content types, fault injection and errors the same way for
+every dialect. The api object has:
+
+``users``                  {user: password} for Basic auth, or None
+``route(method, path, query, body)``  -> (status, payload); may raise
+                           HTTPError
+``parse_body(raw)``        the decoded request body
+``error_payload(status, message)``    the dialect's error body
+``busy_reply()``           (status, payload) the dialect answers when busy
 """
 
 import base64
@@ -120,8 +127,9 @@ def _make_handler(api, server):
                 self.connection.close()
                 return 0
             if rule.kind == 'busy':
-                self._send(400, {'error_msg': 'MC_ERR_BUSY'})
-                return 400
+                status, payload = api.busy_reply()
+                self._send(status, payload)
+                return status
             self._send(rule.status, api.error_payload(rule.status,
                                                       'injected fault'))
             return rule.status

@@ -197,6 +197,12 @@ class LinstorAPI(object):
         return entries
 
     @staticmethod
+    def busy_reply():
+        """What the controller answers when it cannot take a call now."""
+        return 503, [wire.rc('error', 998, 'The controller is busy; try '
+                             'again.')]
+
+    @staticmethod
     def error_payload(status, message):
         code = 998 if status >= 500 else wire.INVLD_REQUEST
         return [wire.rc('error', code, message)]

@@ -12,10 +12,8 @@ import re
 import time
 import uuid
 
-from reference_array.core import devices
 from reference_array.linstor import props as linstorprops
 from reference_array.linstor import wire
-from reference_array import scsi
 
 NODES, RGS, RDS, CTRL = 'ls_nodes', 'ls_rgs', 'ls_rds', 'ls_ctrl'
 DEFAULT_RG = 'DfltRscGrp'
@@ -131,28 +129,6 @@ def _layers(value, where):
     return layers
 
 
-class LinstorLUN(devices.Device):
-    """The emulated DRBD device of a resource, served over iSCSI."""
-
-    def __init__(self, model, rd_name, number, size_kib, minor):
-        self.model = model
-        self.rd_name = rd_name
-        self.number = number
-        naa = bytes([0x60 | (minor >> 8 & 0x0f)]) + uuid.uuid5(
-            uuid.NAMESPACE_OID, '%s/%s/%d' % (model.system_id, rd_name,
-                                              number)).bytes[:15]
-        super().__init__(model.store, model.engine,
-                         size_kib * 1024 // scsi.BLOCK, 'LS%08d' % minor,
-                         naa)
-
-    def _layer(self):
-        rd = self.model._find(RDS, self.rd_name)
-        for vd in (rd or {}).get('vds', []):
-            if vd['volume_number'] == self.number:
-                return vd['_layer']
-        raise scsi.SCSIError(*scsi.LUN_NOT_SUPPORTED)
-
-
 class LinstorModel(object):
 
     def __init__(self, store, engine, system_id, nodes, pool_kib):
@@ -164,11 +140,18 @@ class LinstorModel(object):
 
     # -- storage -----------------------------------------------------------
     def _find(self, kind, name):
-        lowered = name.lower() if isinstance(name, str) else name
-        for obj in self.store.all(kind):
-            if obj['name'].lower() == lowered:
-                return obj
-        return None
+        if not isinstance(name, str):
+            return None
+        return self.store.first(kind, 'name.folded', name.lower())
+
+    def find(self, name):
+        return self._find(RDS, name)
+
+    def on_node(self, node):
+        return self.store.find(RDS, 'resources.key', node)
+
+    def node_names(self):
+        return [n['name'] for n in self.store.all(NODES)]
 
     def _put(self, kind, obj):
         if 'id' not in obj:
@@ -1432,25 +1415,6 @@ class LinstorModel(object):
         return {'synced_on_all': True}
 
     # -- data path ------------------------------------------------------------
-    @staticmethod
-    def node_initiator(node_name):
-        return 'iqn.2026-11.io.cinder-flash:linstor.%s' % node_name.lower()
-
-    def luns(self, initiator):
-        """The emulated devices of the node an initiator stands for."""
-        luns = {}
-        for rd in self.store.all(RDS):
-            for node_name in rd['resources']:
-                if self.node_initiator(node_name) != initiator:
-                    continue
-                for vd in rd['vds']:
-                    # LUN = minor - 1000: DRBD minors start at 1000, and
-                    # LUNs below 256 use the simplest SCSI addressing.
-                    luns[vd['minor'] - MINOR_BASE] = LinstorLUN(
-                        self, rd['name'], vd['volume_number'],
-                        vd['size_kib'], vd['minor'])
-        return luns
-
     def usage(self):
         """(logical, physical) bytes of every LINSTOR volume."""
         layers = []

@@ -23,7 +23,7 @@ class EngineTestCase(testtools.TestCase):
     def setUp(self):
         super().setUp()
         self.dir = self.useFixture(fixtures.TempDir()).path
-        self.store = metadata.MetadataStore(os.path.join(self.dir, 'a.db'))
+        self.store = metadata.Store(os.path.join(self.dir, 'a.db'))
         self.addCleanup(self.store.close)
         self.engine = engine.Engine(self.store)
 
@@ -103,7 +103,7 @@ class EngineTestCase(testtools.TestCase):
         self.engine.write(vol, CHUNK + 500, b'd' * 10)
         expected[CHUNK + 500:CHUNK + 510] = b'd' * 10
         self.engine.flush()
-        reopened = engine.Engine(metadata.MetadataStore(
+        reopened = engine.Engine(metadata.Store(
             os.path.join(self.dir, 'a.db')))
         self.assertEqual(bytes(expected), reopened.read(vol, 0, 2 * CHUNK))
         reopened.store.close()
@@ -149,7 +149,7 @@ class EngineTestCase(testtools.TestCase):
                 self.engine.freeze(vol)
                 raise Refused()
         self.engine.flush()
-        reopened = engine.Engine(metadata.MetadataStore(
+        reopened = engine.Engine(metadata.Store(
             os.path.join(self.dir, 'a.db')))
         self.addCleanup(reopened.store.close)
         self.assertEqual(data, reopened.read(vol, 0, CHUNK))
@@ -200,7 +200,7 @@ class MigrationTestCase(testtools.TestCase):
                             ('stored_raw', CHUNK)):
             db.execute('INSERT INTO totals VALUES (?, ?)', (name, value))
         db.close()
-        store = metadata.MetadataStore(path)
+        store = metadata.Store(path)
         self.addCleanup(store.close)
         eng = engine.Engine(store)
         self.assertEqual(data, eng.read(1, 2 * CHUNK, CHUNK))
@@ -216,7 +216,7 @@ WRITER = textwrap.dedent("""
     import os, sys
     from reference_array.core import engine
     from reference_array.core import store as metadata
-    store = metadata.MetadataStore(sys.argv[1])
+    store = metadata.Store(sys.argv[1])
     eng = engine.Engine(store)
     layer = eng.new_layer()
     print(layer, flush=True)
@@ -253,7 +253,7 @@ class CrashTestCase(testtools.TestCase):
             proc.send_signal(signal.SIGKILL)
             proc.wait()
             proc.stdout.close()
-            store = metadata.MetadataStore(db)
+            store = metadata.Store(db)
             eng = engine.Engine(store)
             for n in range(acked + 1):
                 self.assertEqual((b'%08d' % n) * 512,
