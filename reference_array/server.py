@@ -28,8 +28,9 @@ from reference_array.k2 import schema as k2_schema
 from reference_array.k2 import system as k2_system
 from reference_array.k2 import volumes as k2_volumes
 from reference_array.linstor import api as linstor_api
+from reference_array.linstor import backend as linstor_backend
 from reference_array.linstor import exporter as linstor_exporter
-from reference_array.linstor import model as linstor_model
+from reference_array.linstor import records as linstor_records
 from reference_array import tlsutil
 
 LOG = logging.getLogger(__name__)
@@ -58,7 +59,7 @@ def _load_or_create_config(data_dir, args):
     if args.capacity_gib:
         config['capacity_gib'] = args.capacity_gib
     if 'linstor_nodes' not in config:
-        config['linstor_nodes'] = linstor_model.default_nodes(
+        config['linstor_nodes'] = linstor_records.default_nodes(
             getattr(args, 'linstor_local_node', None) or
             socket.gethostname())
     tmp = path + '.tmp'
@@ -137,9 +138,9 @@ class Array(object):
             faults=self.faults)
 
         # LINSTOR dialect.
-        self.linstor = linstor_model.LinstorModel(
-            self.store, self.engine, self.config['system_id'],
-            self.config['linstor_nodes'], system['total_kib'])
+        self.linstor = linstor_backend.LinstorBackend(
+            self.store, self.engine, self.config['linstor_nodes'],
+            system['total_kib'])
         lcert = lkey = None
         if getattr(args, 'linstor_tls', False):
             lcert, lkey = tlsutil.ensure_certificate(
@@ -154,8 +155,8 @@ class Array(object):
         # own initiator is asked about first.
         self.exports = devices.Exports(self.store, system['iqn'], [
             linstor_exporter.LinstorExporter(
-                self.store, self.engine, self.linstor,
-                self.config['system_id'], self.linstor.node_names),
+                self.store, self.engine, self.linstor.records,
+                self.config['system_id']),
             k2_exporter.K2Exporter(self.store, self.engine,
                                    self.config['system_id'])])
         self.target = iscsi.Target(self.exports, host, args.iscsi_port)

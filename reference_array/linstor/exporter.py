@@ -8,8 +8,7 @@ start at 1000, and LUNs below 256 use the simplest SCSI addressing).
 import uuid
 
 from reference_array.core import devices
-
-MINOR_BASE = 1000
+from reference_array.linstor import records as records_mod
 
 
 def node_initiator(node_name):
@@ -19,9 +18,9 @@ def node_initiator(node_name):
 class LinstorDevice(devices.Device):
     """The emulated DRBD device of a resource's volume."""
 
-    def __init__(self, store, engine, definitions, system_id, rd_name,
+    def __init__(self, store, engine, records, system_id, rd_name,
                  number, size_kib, minor):
-        self.definitions = definitions
+        self.records = records
         self.rd_name = rd_name
         self.number = number
         naa = bytes([0x60 | (minor >> 8 & 0x0f)]) + uuid.uuid5(
@@ -31,7 +30,7 @@ class LinstorDevice(devices.Device):
                          'LS%08d' % minor, naa)
 
     def _layer(self):
-        rd = self.definitions.find(self.rd_name)
+        rd = self.records.find_definition(self.rd_name)
         for vd in (rd or {}).get('vds', []):
             if vd['volume_number'] == self.number:
                 return vd['_layer']
@@ -40,18 +39,15 @@ class LinstorDevice(devices.Device):
 
 class LinstorExporter(devices.Exporter):
 
-    def __init__(self, store, engine, definitions, system_id, nodes):
-        """``definitions``: finds resource definitions by name and by
-        node; ``nodes``: the names of the nodes.
-        """
+    def __init__(self, store, engine, records, system_id):
+        """``records``: the LINSTOR records.Records of this array."""
         self.store = store
         self.engine = engine
-        self.definitions = definitions
+        self.records = records
         self.system_id = system_id
-        self.nodes = nodes
 
     def _node_of(self, initiator):
-        for name in self.nodes():
+        for name in self.records.node_names():
             if node_initiator(name) == initiator:
                 return name
         return None
@@ -61,10 +57,10 @@ class LinstorExporter(devices.Exporter):
         if node is None:
             return {}
         luns = {}
-        for rd in self.definitions.on_node(node):
+        for rd in self.records.definitions_on(node):
             for vd in rd['vds']:
-                luns[vd['minor'] - MINOR_BASE] = LinstorDevice(
-                    self.store, self.engine, self.definitions,
+                luns[vd['minor'] - records_mod.MINOR_BASE] = LinstorDevice(
+                    self.store, self.engine, self.records,
                     self.system_id, rd['name'], vd['volume_number'],
                     vd['size_kib'], vd['minor'])
         return luns
