@@ -9,6 +9,7 @@ every dialect. The api object has:
                            HTTPError
 ``parse_body(raw)``        the decoded request body
 ``error_payload(status, message)``    the dialect's error body
+``refusal(exc)``           (status, payload) of a ``core.errors`` refusal
 ``busy_reply()``           (status, payload) the dialect answers when busy
 """
 
@@ -23,6 +24,7 @@ import threading
 import time
 import urllib.parse
 
+from reference_array.core import errors
 from reference_array.http import faults as faults_mod
 
 LOG = logging.getLogger(__name__)
@@ -182,6 +184,8 @@ def _make_handler(api, server):
                                             query, body)
             except HTTPError as e:
                 status, payload = e.status, e.payload
+            except errors.ArrayError as e:
+                status, payload = api.refusal(e)
             except Exception:
                 LOG.exception('%s %s failed', self.command, self.path)
                 status, payload = 500, api.error_payload(

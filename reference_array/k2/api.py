@@ -169,13 +169,12 @@ class K2API(object):
             raise error(400, 'malformed JSON body: %s' % e)
         return body
 
-    def route(self, method, path, query, body):
-        try:
-            return self._route(method, path, query, body)
-        except errors.ArrayError as e:
-            raise error(status_of(e), e.message)
+    @staticmethod
+    def refusal(exc):
+        """(status, payload) of a core.errors refusal."""
+        return status_of(exc), {'error_msg': exc.message}
 
-    def _route(self, method, path, query, body):
+    def route(self, method, path, query, body):
         if path.rstrip('/') == PREFIX:
             if method != 'GET':
                 raise error(405, 'method not allowed')

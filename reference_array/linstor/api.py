@@ -255,6 +255,12 @@ class LinstorAPI(object):
         return entries
 
     @staticmethod
+    def refusal(exc):
+        """(status, ApiCallRc list) of a core.errors refusal."""
+        refused = failure(exc)
+        return refused.status, refused.payload
+
+    @staticmethod
     def busy_reply():
         """What the controller answers when it cannot take a call now."""
         return 503, [wire.rc('error', 998, 'The controller is busy; try '
@@ -295,10 +301,7 @@ class LinstorAPI(object):
                     raise httpd.HTTPError(400, [wire.rc(
                         'error', wire.INVLD_REQUEST, 'The body must be a '
                         'JSON object.')])
-                try:
-                    status, payload = handler(match.groups(), query, body)
-                except errors.ArrayError as e:
-                    raise failure(e)
+                status, payload = handler(match.groups(), query, body)
                 return status, _entries(payload)
         if allowed:
             raise httpd.HTTPError(405, [wire.rc(

@@ -51,7 +51,7 @@ class Groups(object):
             else:
                 out[key] = val
         for pool in out.get('storage_pool_list', []):
-            if not any(pool in n['pools'] for n in self.store.all(rec.NODES)):
+            if not self.store.count(rec.NODES, 'pools.key', pool):
                 raise outcomes.refused('no_pool',
                                        "Storage pool '%s' not found." % pool,
                                        obj='stor_pool')
@@ -120,8 +120,8 @@ class Groups(object):
                 raise outcomes.refused('in_use', 'The default resource group '
                                        'cannot be deleted.', obj='rsc_grp',
                                        op='delete')
-            users = [rd['name'] for rd in self.store.all(rec.RDS)
-                     if rd['rg'].lower() == name.lower()]
+            users = [rd['name'] for rd in self.store.find(rec.RDS, 'rg',
+                                                          rg['name'])]
             if users:
                 raise outcomes.refused('in_use', "Resource group '%s' still "
                                        "has resource definitions: %s" % (

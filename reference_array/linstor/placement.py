@@ -39,8 +39,7 @@ class Placement(object):
                 continue
             if nodes and name.lower() not in nodes:
                 continue
-            others = [r['name'] for r in self.store.all(rec.RDS)
-                      if name in r['resources']]
+            others = [r['name'] for r in self.records.definitions_on(name)]
             if any(o.lower() in avoid for o in others) or (
                     regex and any(re.match(regex, o) for o in others)):
                 continue
