@@ -116,7 +116,7 @@ class Array(object):
             records, self.engine, sessions, peers, self.shipper,
             system['system_id'])
         backend = k2_backend.K2Backend(
-            self.store, self.engine,
+            records, self.engine,
             k2_system.System(self.store, self.engine, system),
             [volumes, k2_hosts.Hosts(records), self.replication])
         self._seed_peer(args)

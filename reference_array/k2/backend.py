@@ -26,12 +26,16 @@ def operations(create, update=None, delete=None, update_in_transaction=True):
 
 class K2Backend(object):
 
-    def __init__(self, store, engine, system, writers):
-        """``system``: the system.System of this array; ``writers``:
-        objects with ``writable`` (resource -> {'create': fields,
-        'update': fields}) and ``handlers()`` (resource -> Operations).
+    def __init__(self, records, engine, system, writers):
+        """Serve the K2 objects of one array.
+
+        ``records``: records.Records over the array's store; ``system``:
+        its system.System; ``writers``: objects with ``writable``
+        (resource -> {'create': fields, 'update': fields}) and
+        ``handlers()`` (resource -> Operations).
         """
-        self.store = store
+        self.records = records
+        self.store = records.store
         self.engine = engine
         self.system = system
         self._writable = {}
@@ -108,22 +112,15 @@ class K2Backend(object):
         fields.check_fields(self._writable, resource, body, 'update')
         if ops.update_in_transaction:
             with self.store.transaction():
-                obj = ops.update(self._existing(resource, obj_id), body)
+                obj = ops.update(self.records.existing(resource, obj_id), body)
         else:
-            obj = ops.update(self._existing(resource, obj_id), body)
+            obj = ops.update(self.records.existing(resource, obj_id), body)
         return self.present(resource, obj)
 
     def delete(self, resource, obj_id):
         ops = self._ops(resource, 'delete')
         with self.store.transaction():
-            obj = self._existing(resource, obj_id)
+            obj = self.records.existing(resource, obj_id)
             if ops.delete is not None:
                 ops.delete(obj)
             self.store.delete(resource, obj_id)
-
-    def _existing(self, resource, obj_id):
-        obj = self.store.get(resource, obj_id)
-        if obj is None:
-            raise errors.NotFound('%s %d does not exist' % (resource,
-                                                            obj_id))
-        return obj

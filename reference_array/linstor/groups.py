@@ -18,19 +18,18 @@ class Groups(object):
         if value is None:
             return {}
         if not isinstance(value, dict):
-            raise outcomes.invalid(
-                '%s: select_filter must be an object' % where)
+            raise outcomes.invalid('%s: select_filter must be an object' %
+                                   where)
         out = {}
         for key, val in value.items():
             if val is None:
                 continue
             if key in ('place_count', 'additional_place_count'):
-                out[key] = fields.integer(
-                    val, key, 0 if key.startswith('add') else 1)
+                out[key] = fields.integer(val, key,
+                                          0 if key.startswith('add') else 1)
                 if key == 'place_count' and out[key] > 16:
-                    raise outcomes.refused('place_count',
-                                           'place_count %d is above 16' %
-                                           out[key])
+                    raise outcomes.refused(
+                        'place_count', 'place_count %d is above 16' % out[key])
             elif key == 'storage_pool':
                 out['storage_pool_list'] = [str(val)]
             elif key in ('storage_pool_list', 'storage_pool_diskless_list',
@@ -58,10 +57,13 @@ class Groups(object):
         return out
 
     def rg_view(self, rg):
-        view = {'name': rg['name'], 'description': rg['description'],
-                'props': dict(rg['props']),
-                'select_filter': dict(rg['select_filter']),
-                'uuid': rg['uuid']}
+        view = {
+            'name': rg['name'],
+            'description': rg['description'],
+            'props': dict(rg['props']),
+            'select_filter': dict(rg['select_filter']),
+            'uuid': rg['uuid']
+        }
         return view
 
     def resource_groups(self, names=()):
@@ -76,16 +78,21 @@ class Groups(object):
             if self.records.find(rec.RGS, name):
                 raise outcomes.exists('rsc_grp', "Resource group '%s'" % name,
                                       refs={'RscGrp': name})
-            self.records.put(rec.RGS, {
-                'name': name, 'description': str(body.get('description')
-                                                 or ''),
-                'props': fields.properties(body, 'props', name),
-                'select_filter': self.select_filter(body.get('select_filter'),
-                                                    name),
-                'uuid': str(uuid.uuid4()), 'volume_groups': []})
-        return [outcomes.report('ok', 'created', "New resource group '%s' "
-                                "created." % name, obj='rsc_grp', op='create',
-                                refs={'RscGrp': name})]
+            self.records.put(
+                rec.RGS, {
+                    'name': name,
+                    'description': str(body.get('description') or ''),
+                    'props': fields.properties(body, 'props', name),
+                    'select_filter': self.select_filter(
+                        body.get('select_filter'), name),
+                    'uuid': str(uuid.uuid4()),
+                    'volume_groups': []
+                })
+        return [
+            outcomes.report('ok', 'created', "New resource group '%s' "
+                            "created." % name, obj='rsc_grp', op='create',
+                            refs={'RscGrp': name})
+        ]
 
     def modify_rg(self, name, body):
         with self.store.transaction():
@@ -94,50 +101,42 @@ class Groups(object):
                 rg['description'] = str(body['description'])
             fields.apply_props(rg['props'], body, name)
             if body.get('select_filter') is not None:
-                rg['select_filter'].update(self.select_filter(
-                    body['select_filter'], name))
+                rg['select_filter'].update(
+                    self.select_filter(body['select_filter'], name))
             self.records.put(rec.RGS, rg)
-        return [outcomes.report('ok', 'modified', "Resource group '%s' "
-                                "modified." % name, obj='rsc_grp', op='modify',
-                                refs={'RscGrp': name})]
+        return [
+            outcomes.report('ok', 'modified', "Resource group '%s' "
+                            "modified." % name, obj='rsc_grp', op='modify',
+                            refs={'RscGrp': name})
+        ]
 
     def delete_rg(self, name):
         with self.store.transaction():
             rg = self.records.find(rec.RGS, name)
             if rg is None:
                 return [
-                    outcomes.report(
-                        'warn',
-                        'not_found',
-                        "Resource group "
-                        "'%s' not found." %
-                        name,
-                        obj='rsc_grp',
-                        op='delete',
-                        refs={
-                            'RscGrp': name})]
+                    outcomes.report('warn', 'not_found', "Resource group "
+                                    "'%s' not found." % name, obj='rsc_grp',
+                                    op='delete', refs={'RscGrp': name})
+                ]
             if name.lower() == rec.DEFAULT_RG.lower():
-                raise outcomes.refused('in_use', 'The default resource group '
-                                       'cannot be deleted.', obj='rsc_grp',
-                                       op='delete')
-            users = [rd['name'] for rd in self.store.find(rec.RDS, 'rg',
-                                                          rg['name'])]
+                raise outcomes.refused(
+                    'in_use', 'The default resource group '
+                    'cannot be deleted.', obj='rsc_grp', op='delete')
+            users = [
+                rd['name'] for rd in self.store.find(rec.RDS, 'rg', rg['name'])
+            ]
             if users:
-                raise outcomes.refused('in_use', "Resource group '%s' still "
-                                       "has resource definitions: %s" % (
-                                           name, ', '.join(users)),
-                                       obj='rsc_grp', op='delete')
+                raise outcomes.refused(
+                    'in_use', "Resource group '%s' still "
+                    "has resource definitions: %s" % (name, ', '.join(users)),
+                    obj='rsc_grp', op='delete')
             self.store.delete(rec.RGS, rg['id'])
         return [
-            outcomes.report(
-                'ok',
-                'deleted',
-                "Resource group '%s' deleted." %
-                name,
-                obj='rsc_grp',
-                op='delete',
-                refs={
-                    'RscGrp': name})]
+            outcomes.report('ok', 'deleted',
+                            "Resource group '%s' deleted." % name,
+                            obj='rsc_grp', op='delete', refs={'RscGrp': name})
+        ]
 
     def volume_groups(self, name):
         return [dict(vg) for vg in self.records.rg(name)['volume_groups']]
@@ -148,19 +147,23 @@ class Groups(object):
             number = body.get('volume_number')
             number = len(
                 rg['volume_groups']) if number is None else fields.integer(
-                number, 'volume_number')
+                    number, 'volume_number')
             if any(vg['volume_number'] == number
                    for vg in rg['volume_groups']):
-                raise outcomes.exists('vlm_grp', 'Volume group %d of %s' % (
-                    number, name))
+                raise outcomes.exists('vlm_grp',
+                                      'Volume group %d of %s' % (number, name))
             rg['volume_groups'].append({
                 'volume_number': number,
                 'props': fields.properties(body, 'props', name),
                 'flags': fields.strings(body, 'flags', name),
-                'uuid': str(uuid.uuid4())})
+                'uuid': str(uuid.uuid4())
+            })
             self.records.put(rec.RGS, rg)
         return [
-            outcomes.report(
-                'ok', 'created', 'Volume group %d of %s created.' %
-                (number, name), obj='vlm_grp', op='create', refs={
-                    'RscGrp': name, 'VlmNr': str(number)})]
+            outcomes.report('ok', 'created',
+                            'Volume group %d of %s created.' % (number, name),
+                            obj='vlm_grp', op='create', refs={
+                                'RscGrp': name,
+                                'VlmNr': str(number)
+                            })
+        ]

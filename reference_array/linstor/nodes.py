@@ -25,32 +25,45 @@ class Nodes(object):
         with self.store.transaction():
             for spec in nodes:
                 if self.records.find(rec.NODES, spec['name']) is None:
-                    self.records.put(rec.NODES, {
-                        'name': spec['name'], 'flags': [],
-                        'props': dict(spec.get('props') or {}),
-                        'uuid': str(uuid.uuid4()),
-                        'pools': {name: {'provider_kind': kind,
-                                         'uuid': str(uuid.uuid4()),
-                                         'props': {} if kind == 'DISKLESS'
-                                         else {'StorDriver/StorPoolName':
-                                               'vg-%s' % name.lower()}}
-                                  for name, kind in spec['pools'].items()}})
+                    self.records.put(
+                        rec.NODES, {
+                            'name': spec['name'],
+                            'flags': [],
+                            'props': dict(spec.get('props') or {}),
+                            'uuid': str(uuid.uuid4()),
+                            'pools': {
+                                name: {
+                                    'provider_kind': kind,
+                                    'uuid': str(uuid.uuid4()),
+                                    'props': {} if kind == 'DISKLESS' else {
+                                        'StorDriver/StorPoolName': 'vg-%s' %
+                                        name.lower()
+                                    }
+                                }
+                                for name, kind in spec['pools'].items()
+                            }
+                        })
             if self.records.find(rec.RGS, rec.DEFAULT_RG) is None:
-                self.records.put(rec.RGS,
-                                 {'name': rec.DEFAULT_RG,
-                                  'description': '',
-                                  'props': {},
-                                     'select_filter': {},
-                                     'uuid': str(uuid.uuid4()),
-                                     'volume_groups': []})
+                self.records.put(
+                    rec.RGS, {
+                        'name': rec.DEFAULT_RG,
+                        'description': '',
+                        'props': {},
+                        'select_filter': {},
+                        'uuid': str(uuid.uuid4()),
+                        'volume_groups': []
+                    })
             if not self.store.all(rec.CTRL):
-                self.store.put(rec.CTRL, 1, {'id': 1, 'name': 'controller',
-                                             'props': {}})
+                self.store.put(rec.CTRL, 1, {
+                    'id': 1,
+                    'name': 'controller',
+                    'props': {}
+                })
 
     def pool_usage(self, node_name, pool_name):
         """(used KiB, layers) of one node's pool."""
-        thin = rec.PROVIDERS[self.records.node(node_name)['pools'][pool_name][
-            'provider_kind']][0]
+        thin = rec.PROVIDERS[self.records.node(node_name)['pools'][pool_name]
+                             ['provider_kind']][0]
         layers, fat = [], 0
         for rd in self.store.all(rec.RDS):
             rsc = rd['resources'].get(node_name)
@@ -70,14 +83,21 @@ class Nodes(object):
         pool = node['pools'][name]
         kind = pool['provider_kind']
         thin, snaps, _clone = rec.PROVIDERS[kind]
-        view = {'storage_pool_name': name, 'node_name': node['name'],
-                'provider_kind': kind, 'props': dict(pool['props']),
-                'static_traits': {'Provisioning': 'Thin' if thin else 'Fat',
-                                  'SupportsSnapshots': str(snaps).lower()},
-                'free_space_mgr_name': '%s;%s' % (node['name'], name),
-                'uuid': pool['uuid'], 'reports': [],
-                'supports_snapshots': snaps,
-                'external_locking': False}
+        view = {
+            'storage_pool_name': name,
+            'node_name': node['name'],
+            'provider_kind': kind,
+            'props': dict(pool['props']),
+            'static_traits': {
+                'Provisioning': 'Thin' if thin else 'Fat',
+                'SupportsSnapshots': str(snaps).lower()
+            },
+            'free_space_mgr_name': '%s;%s' % (node['name'], name),
+            'uuid': pool['uuid'],
+            'reports': [],
+            'supports_snapshots': snaps,
+            'external_locking': False
+        }
         if kind == 'DISKLESS':
             view['free_capacity'] = view['total_capacity'] = rec.INT64_MAX
         else:
@@ -89,8 +109,9 @@ class Nodes(object):
     def storage_pools(self, nodes=(), pools=()):
         out = []
         for node in self.store.all(rec.NODES):
-            if nodes and node['name'].lower() not in [n.lower()
-                                                      for n in nodes]:
+            if nodes and node['name'].lower() not in [
+                    n.lower() for n in nodes
+            ]:
                 continue
             for name in sorted(node['pools']):
                 if pools and name.lower() not in [p.lower() for p in pools]:
@@ -99,27 +120,38 @@ class Nodes(object):
         return out
 
     def pool_definitions(self):
-        names = sorted({p for n in self.store.all(rec.NODES)
-                       for p in n['pools']})
+        names = sorted(
+            {p
+             for n in self.store.all(rec.NODES)
+             for p in n['pools']})
         return [{'storage_pool_name': n, 'props': {}} for n in names]
 
     def node_view(self, node):
         kinds = sorted({p['provider_kind'] for p in node['pools'].values()})
-        return {'name': node['name'], 'type': 'Satellite',
-                'flags': list(node['flags']), 'props': dict(node['props']),
-                'net_interfaces': [{'name': 'default',
-                                    'address': '127.0.0.1',
-                                    'satellite_port': 3366,
-                                    'satellite_encryption_type': 'PLAIN',
-                                    'is_active': True}],
-                'connection_status': 'ONLINE', 'uuid': node['uuid'],
-                'storage_providers': kinds,
-                'resource_layers': ['DRBD', 'STORAGE'],
-                'unsupported_providers': {}, 'unsupported_layers': {}}
+        return {
+            'name': node['name'],
+            'type': 'Satellite',
+            'flags': list(node['flags']),
+            'props': dict(node['props']),
+            'net_interfaces': [{
+                'name': 'default',
+                'address': '127.0.0.1',
+                'satellite_port': 3366,
+                'satellite_encryption_type': 'PLAIN',
+                'is_active': True
+            }],
+            'connection_status': 'ONLINE',
+            'uuid': node['uuid'],
+            'storage_providers': kinds,
+            'resource_layers': ['DRBD', 'STORAGE'],
+            'unsupported_providers': {},
+            'unsupported_layers': {}
+        }
 
     def nodes(self, names=()):
-        return [self.node_view(n)
-                for n in self.records.named(rec.NODES, names)]
+        return [
+            self.node_view(n) for n in self.records.named(rec.NODES, names)
+        ]
 
     def node(self, name):
         return self.node_view(self.records.node(name))
@@ -130,12 +162,17 @@ class Nodes(object):
             if action == 'evacuate':
                 node['flags'] = sorted(set(node['flags']) | {'EVACUATE'})
             else:
-                node['flags'] = [f for f in node['flags']
-                                 if f not in ('EVACUATE', 'EVICTED')]
+                node['flags'] = [
+                    f for f in node['flags']
+                    if f not in ('EVACUATE', 'EVICTED')
+                ]
             self.records.put(rec.NODES, node)
-        return [outcomes.report('ok', 'modified', "Node '%s' %s." % (
-            name, 'evacuating' if action == 'evacuate' else 'restored'),
-            obj='node', op='modify', refs={'Node': name})]
+        return [
+            outcomes.report(
+                'ok', 'modified', "Node '%s' %s." %
+                (name, 'evacuating' if action == 'evacuate' else 'restored'),
+                obj='node', op='modify', refs={'Node': name})
+        ]
 
     def controller_props(self):
         return dict(self.store.get(rec.CTRL, 1)['props'])
@@ -145,8 +182,10 @@ class Nodes(object):
             ctrl = self.store.get(rec.CTRL, 1)
             fields.apply_props(ctrl['props'], body, 'controller')
             self.store.put(rec.CTRL, 1, ctrl)
-        return [outcomes.report('ok', 'modified', 'Controller properties '
-                                'applied.', obj='ctrl_conf', op='modify')]
+        return [
+            outcomes.report('ok', 'modified', 'Controller properties '
+                            'applied.', obj='ctrl_conf', op='modify')
+        ]
 
     def delete_controller_prop(self, key):
         return self.set_controller_props({'delete_props': [key]})
@@ -165,10 +204,10 @@ class Nodes(object):
                 continue
             used, _layers = self.pool_usage(node_name, pool)
             if used > self.pool_kib:
-                raise outcomes.refused('no_space', 'Not enough '
-                                       'free space in %s on %s for %d KiB' % (
-                                           pool, node_name, need),
-                                       obj='rsc', op='create')
+                raise outcomes.refused(
+                    'no_space', 'Not enough '
+                    'free space in %s on %s for %d KiB' %
+                    (pool, node_name, need), obj='rsc', op='create')
 
     def usage(self):
         """(logical, physical) bytes of every LINSTOR volume."""

@@ -29,6 +29,12 @@ def report(level, event, message, obj=None, op=None, refs=None):
     return Report(level, event, message, obj, op, dict(refs or {}))
 
 
+def resource_created(rd_name, node):
+    return report('ok', 'created', "Resource '%s' created on node '%s'." % (
+        rd_name, node), obj='rsc', op='create',
+        refs={'RscDfn': rd_name, 'Node': node})
+
+
 def not_found(obj, what, op=None, refs=None, message=None):
     return errors.NotFound(message or '%s not found.' % what, subject=obj,
                            op=op, refs=refs)

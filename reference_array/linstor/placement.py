@@ -33,15 +33,16 @@ class Placement(object):
         out = []
         for node in self.store.all(rec.NODES):
             name = node['name']
-            if name in rd['resources'] or set(node['flags']) & {
-                    'EVACUATE', 'EVICTED'} or str(node['props'].get(
-                        'AutoplaceTarget', 'true')).lower() == 'false':
+            if name in rd['resources'] or set(
+                    node['flags']) & {'EVACUATE', 'EVICTED'} or str(
+                        node['props'].get('AutoplaceTarget',
+                                          'true')).lower() == 'false':
                 continue
             if nodes and name.lower() not in nodes:
                 continue
             others = [r['name'] for r in self.records.definitions_on(name)]
-            if any(o.lower() in avoid for o in others) or (
-                    regex and any(re.match(regex, o) for o in others)):
+            if any(o.lower() in avoid for o in others) or (regex and any(
+                    re.match(regex, o) for o in others)):
                 continue
             best = None
             for pool_name, pool in sorted(node['pools'].items()):
@@ -66,26 +67,29 @@ class Placement(object):
     def _pick(self, rd, flt, count):
         chosen = []
         placed = [
-            self.records.node(n)['props'] for n,
-            r in rd['resources'].items() if not r['diskless']]
+            self.records.node(n)['props'] for n, r in rd['resources'].items()
+            if not r['diskless']
+        ]
         for cand in self._candidates(rd, flt):
             props = cand[3]
             group = placed + [c[3] for c in chosen]
-            if any(props.get(k) != g.get(k) for k in
-                   flt.get('replicas_on_same') or [] for g in group):
+            if any(
+                    props.get(k) != g.get(k)
+                    for k in flt.get('replicas_on_same') or [] for g in group):
                 continue
-            if any(props.get(k) is not None and props.get(k) == g.get(k)
-                   for k in flt.get('replicas_on_different') or []
-                   for g in group):
+            if any(
+                    props.get(k) is not None and props.get(k) == g.get(k)
+                    for k in flt.get('replicas_on_different') or []
+                    for g in group):
                 continue
             chosen.append(cand)
             if len(chosen) == count:
                 return chosen
-        raise outcomes.refused('no_nodes', 'Not enough available '
-                               'nodes: %d more replicas of %s needed, %d '
-                               'possible' % (count, rd['name'], len(chosen)),
-                               obj='rsc', op='create',
-                               refs={'RscDfn': rd['name']})
+        raise outcomes.refused(
+            'no_nodes', 'Not enough available '
+            'nodes: %d more replicas of %s needed, %d '
+            'possible' % (count, rd['name'], len(chosen)), obj='rsc',
+            op='create', refs={'RscDfn': rd['name']})
 
     def add_resource(self, rd, node_name, pool, diskless, props=None):
         node = self.records.node(node_name)
@@ -94,14 +98,19 @@ class Placement(object):
                 else None
         elif pool not in node['pools'] or \
                 node['pools'][pool]['provider_kind'] == 'DISKLESS':
-            raise outcomes.refused('no_pool', "Storage pool "
-                                   "'%s' not found on node '%s'." % (
-                                       pool, node_name), obj='stor_pool')
+            raise outcomes.refused(
+                'no_pool', "Storage pool "
+                "'%s' not found on node '%s'." % (pool, node_name),
+                obj='stor_pool')
         ids = [r['node_id'] for r in rd['resources'].values()]
         rd['resources'][node['name']] = {
-            'diskless': bool(diskless), 'pool': pool,
-            'props': dict(props or {}), 'uuid': str(uuid.uuid4()),
-            'node_id': max(ids + [-1]) + 1, 'created': rec.now_ms()}
+            'diskless': bool(diskless),
+            'pool': pool,
+            'props': dict(props or {}),
+            'uuid': str(uuid.uuid4()),
+            'node_id': max(ids + [-1]) + 1,
+            'created': rec.now_ms()
+        }
         return node['name']
 
     def _place(self, rd, flt):
@@ -112,27 +121,21 @@ class Placement(object):
             want = len(diskful) + flt['additional_place_count']
         entries = []
         if want < len(diskful):
-            raise outcomes.refused('place_count', 'Resource %s has %d '
-                                   'replicas, more than the %d asked' % (
-                                       rd['name'], len(diskful), want),
-                                   obj='rsc', op='create')
+            raise outcomes.refused(
+                'place_count', 'Resource %s has %d '
+                'replicas, more than the %d asked' %
+                (rd['name'], len(diskful), want), obj='rsc', op='create')
         if want == len(diskful):
             entries.append(
                 outcomes.report(
                     'info', 'already_deployed', "Resource '%s' was already "
-                    "deployed on %d nodes" %
-                    (rd['name'], want), obj='rsc', op='create', refs={
-                        'RscDfn': rd['name']}))
+                    "deployed on %d nodes" % (rd['name'], want), obj='rsc',
+                    op='create', refs={'RscDfn': rd['name']}))
         else:
             for name, pool, _free, _props in self._pick(
                     rd, flt, want - len(diskful)):
                 self.add_resource(rd, name, pool, False)
-                entries.append(
-                    outcomes.report(
-                        'ok', 'created', "Resource '%s' "
-                        "created on node '%s'." %
-                        (rd['name'], name), obj='rsc', op='create', refs={
-                            'RscDfn': rd['name'], 'Node': name}))
+                entries.append(outcomes.resource_created(rd['name'], name))
         if flt.get('diskless_on_remaining') and 'DRBD' in rd['layers']:
             for node in self.store.all(rec.NODES):
                 if node['name'] not in rd['resources']:
@@ -163,34 +166,28 @@ class Placement(object):
             raise outcomes.invalid('volume_sizes must be a list')
         with self.store.transaction():
             rg = self.records.rg(rg_name, op='create')
-            rd = self.definitions.new_rd(name, body.get(
-                'resource_definition_external_name'), rg['name'],
-                fields.properties(
-                    body, 'resource_definition_props', str(name)), None,
-                'create')
+            rd = self.definitions.new_rd(
+                name, body.get('resource_definition_external_name'),
+                rg['name'],
+                fields.properties(body, 'resource_definition_props',
+                                  str(name)), None, 'create')
             groups = rg['volume_groups']
-            if groups and len(sizes) != len(groups) and not body.get(
-                    'partial'):
+            if groups and len(sizes) != len(
+                    groups) and not body.get('partial'):
                 raise outcomes.invalid(
                     '%d volume sizes for %d volume groups of '
-                    '%s' %
-                    (len(sizes), len(groups), rg_name))
+                    '%s' % (len(sizes), len(groups), rg_name))
             for number, size in enumerate(sizes):
                 self.definitions.add_vd(rd, number, size)
             entries = [
                 outcomes.report(
-                    'ok',
-                    'created',
-                    "Resource definition '%s' "
-                    "created." %
-                    rd['name'],
-                    obj='rsc_dfn',
-                    op='create',
-                    refs={
-                        'RscDfn': rd['name']})]
+                    'ok', 'created', "Resource definition '%s' "
+                    "created." % rd['name'], obj='rsc_dfn', op='create',
+                    refs={'RscDfn': rd['name']})
+            ]
             if not body.get('definitions_only'):
-                flt = self.groups.select_filter(
-                    body.get('select_filter'), rg_name)
+                flt = self.groups.select_filter(body.get('select_filter'),
+                                                rg_name)
                 entries += self._place(rd, self._merged_filter(rd, flt))
             self.records.put(rec.RDS, rd)
         return entries
@@ -198,8 +195,9 @@ class Placement(object):
     def query_size_info(self, rg_name, body):
         rg = self.records.rg(rg_name)
         flt = dict(rg['select_filter'])
-        flt.update(self.groups.select_filter(
-            (body or {}).get('select_filter'), rg_name))
+        flt.update(
+            self.groups.select_filter((body or {}).get('select_filter'),
+                                      rg_name))
         count = flt.get('place_count', rec.DEFAULT_PLACE_COUNT)
         probe = {'name': '', 'resources': {}, 'vds': [], 'layers': []}
         cands = self._candidates(probe, flt)
@@ -207,20 +205,23 @@ class Placement(object):
         for name, pool, _free, _props in cands:
             kind = self.records.node(name)['pools'][pool]['provider_kind']
             thin.append(rec.PROVIDERS[kind][0])
-        info = {'default_max_oversubscription_ratio': rec.THIN_RATIO,
-                'max_oversubscription_ratio': rec.THIN_RATIO,
-                'max_free_capacity_oversubscription_ratio': rec.THIN_RATIO,
-                'max_total_capacity_oversubscription_ratio': rec.THIN_RATIO}
+        info = {
+            'default_max_oversubscription_ratio': rec.THIN_RATIO,
+            'max_oversubscription_ratio': rec.THIN_RATIO,
+            'max_free_capacity_oversubscription_ratio': rec.THIN_RATIO,
+            'max_total_capacity_oversubscription_ratio': rec.THIN_RATIO
+        }
         if len(cands) < count:
             info.update(max_vlm_size_in_kib=0, available_size_in_kib=0,
                         capacity_in_kib=0, next_spawn_result=[])
         else:
             nth = cands[count - 1]
             ratio = rec.THIN_RATIO if all(thin[:count]) else 1.0
-            info.update(max_vlm_size_in_kib=int(nth[2] * ratio),
-                        available_size_in_kib=nth[2],
-                        capacity_in_kib=self.pool_kib,
-                        next_spawn_result=[{'node_name': c[0],
-                                            'stor_pool_name': c[1]}
-                                           for c in cands[:count]])
+            info.update(
+                max_vlm_size_in_kib=int(nth[2] * ratio),
+                available_size_in_kib=nth[2], capacity_in_kib=self.pool_kib,
+                next_spawn_result=[{
+                    'node_name': c[0],
+                    'stor_pool_name': c[1]
+                } for c in cands[:count]])
         return {'space_info': info, 'reports': []}

@@ -17,7 +17,7 @@ MINOR_BASE = 1000
 PORT_BASE = 7000
 DEFAULT_PLACE_COUNT = 2
 THIN_RATIO = 20.0
-INT64_MAX = 2 ** 63 - 1
+INT64_MAX = 2**63 - 1
 PROVIDERS = {
     # kind: (thin, snapshots, clone)
     'LVM': (False, False, True),
@@ -33,12 +33,25 @@ DISKLESS_FLAGS = ('DISKLESS', 'DRBD_DISKLESS')
 
 def default_nodes(hostname):
     """Three diskful satellites and this machine as a diskless client."""
-    pools = {DEFAULT_POOL: 'LVM_THIN', 'thickpool': 'LVM',
-             DISKLESS_POOL: 'DISKLESS'}
-    nodes = [{'name': 'sat-%d' % n, 'pools': dict(pools),
-              'props': {'Aux/zone': 'zone-%d' % n}} for n in (1, 2, 3)]
-    nodes.append({'name': hostname, 'pools': {DISKLESS_POOL: 'DISKLESS'},
-                  'props': {}})
+    pools = {
+        DEFAULT_POOL: 'LVM_THIN',
+        'thickpool': 'LVM',
+        DISKLESS_POOL: 'DISKLESS'
+    }
+    nodes = [{
+        'name': 'sat-%d' % n,
+        'pools': dict(pools),
+        'props': {
+            'Aux/zone': 'zone-%d' % n
+        }
+    } for n in (1, 2, 3)]
+    nodes.append({
+        'name': hostname,
+        'pools': {
+            DISKLESS_POOL: 'DISKLESS'
+        },
+        'props': {}
+    })
     return nodes
 
 
@@ -71,9 +84,11 @@ class Records(object):
         self.store.put(kind, obj['id'], obj)
         return obj
 
-    _KINDS = {NODES: ('node', 'Node', 'Node'),
-              RDS: ('rsc_dfn', 'Resource definition', 'RscDfn'),
-              RGS: ('rsc_grp', 'Resource group', 'RscGrp')}
+    _KINDS = {
+        NODES: ('node', 'Node', 'Node'),
+        RDS: ('rsc_dfn', 'Resource definition', 'RscDfn'),
+        RGS: ('rsc_grp', 'Resource group', 'RscGrp')
+    }
 
     def must(self, kind, name, op=None):
         found = self.find(kind, name)
