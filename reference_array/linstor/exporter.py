@@ -11,8 +11,11 @@ from reference_array.core import devices
 from reference_array.linstor import records as records_mod
 
 
+INITIATOR_PREFIX = 'iqn.2026-11.io.cinder-flash:linstor.'
+
+
 def node_initiator(node_name):
-    return 'iqn.2026-11.io.cinder-flash:linstor.%s' % node_name.lower()
+    return INITIATOR_PREFIX + node_name.lower()
 
 
 class LinstorDevice(devices.Device):
@@ -47,10 +50,15 @@ class LinstorExporter(devices.Exporter):
         self.system_id = system_id
 
     def _node_of(self, initiator):
-        for name in self.records.node_names():
-            if node_initiator(name) == initiator:
-                return name
-        return None
+        """The node whose own initiator this is, or None."""
+        if not isinstance(initiator, str) or \
+                not initiator.startswith(INITIATOR_PREFIX):
+            return None
+        node = self.records.find(records_mod.NODES,
+                                 initiator[len(INITIATOR_PREFIX):])
+        if node is None or node_initiator(node['name']) != initiator:
+            return None
+        return node['name']
 
     def luns_for(self, initiator):
         node = self._node_of(initiator)

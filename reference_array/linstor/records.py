@@ -75,9 +75,6 @@ class Records(object):
     def definitions_on(self, node):
         return self.store.find(RDS, 'resources.key', node)
 
-    def node_names(self):
-        return [n['name'] for n in self.store.all(NODES)]
-
     def put(self, kind, obj):
         if 'id' not in obj:
             obj['id'] = self.store.next_id(kind)
