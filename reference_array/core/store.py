@@ -12,6 +12,7 @@ when it is opened.
 """
 
 import contextlib
+import hashlib
 import json
 import sqlite3
 import threading
@@ -38,16 +39,16 @@ CREATE INDEX IF NOT EXISTS object_keys_of ON object_keys (kind, id);
 """
 # PRAGMA user_version of a database whose object_keys are complete.
 KEYED = 1
-# Longer strings (descriptions, certificates) are not worth a key.
+# Longer values (a description, a certificate) are keyed by their digest:
+# lookups stay exact and no key row grows with what a client sends.
 MAX_KEY_TEXT = 256
 
 
 def _encode(value):
-    return json.dumps(value, sort_keys=True)
-
-
-def _short(value):
-    return isinstance(value, str) and len(value) <= MAX_KEY_TEXT
+    text = json.dumps(value, sort_keys=True)
+    if len(text) > MAX_KEY_TEXT:
+        return '#' + hashlib.sha256(text.encode()).hexdigest()
+    return text
 
 
 def keys_of(body):
@@ -66,11 +67,10 @@ def keys_of(body):
             if isinstance(value.get('ref'), str):
                 found.add((field + '.ref', _encode(value['ref'])))
             else:
-                found.update((field + '.key', _encode(key))
-                             for key in value if _short(key))
-        elif isinstance(value, (bool, int)) or _short(value):
+                found.update((field + '.key', _encode(key)) for key in value)
+        elif isinstance(value, (bool, int, str)):
             found.add((field, _encode(value)))
-    if _short(body.get('name')):
+    if isinstance(body.get('name'), str):
         found.add(('name.folded', _encode(body['name'].lower())))
     return found
 

@@ -46,6 +46,17 @@ class StoreKeysTestCase(testtools.TestCase):
         self.assertEqual([], store.find('vols', '_secret', 'hidden'))
         self.assertEqual(0, store.count('vols', 'size', '5'))
 
+    def test_long_values_are_found_exactly_by_a_bounded_key(self):
+        store = self._store()
+        long_iqn = 'iqn.2026-01.io.test:' + 'x' * 300
+        store.put('host_iqns', 1, {'id': 1, 'iqn': long_iqn,
+                                   'description': 'd' * 100000})
+        self.assertEqual(1, store.first('host_iqns', 'iqn', long_iqn)['id'])
+        self.assertIsNone(store.first('host_iqns', 'iqn', long_iqn + 'y'))
+        widest = store.connection.execute(
+            'SELECT MAX(LENGTH(value)) FROM object_keys').fetchone()[0]
+        self.assertLessEqual(widest, store_mod.MAX_KEY_TEXT)
+
     def test_a_change_moves_and_a_delete_drops_the_keys(self):
         store = self._store()
         store.put('vols', 1, {'id': 1, 'name': 'a'})
