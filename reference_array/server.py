@@ -9,16 +9,27 @@ import socket
 import threading
 import uuid
 
-from reference_array import engine as engine_mod
-from reference_array import exports as exports_mod
-from reference_array import faults as faults_mod
-from reference_array import httpd
-from reference_array import k2api
-from reference_array import k2model
-from reference_array import linstorapi
-from reference_array import linstormodel
-from reference_array import metadata
-from reference_array import replication
+from reference_array.core import devices
+from reference_array.core import engine as engine_mod
+from reference_array.core import store as store_mod
+from reference_array.http import faults as faults_mod
+from reference_array.http import server as http_server
+from reference_array.k2 import api as k2_api
+from reference_array.k2 import backend as k2_backend
+from reference_array.k2 import exporter as k2_exporter
+from reference_array.k2 import hosts as k2_hosts
+from reference_array.k2 import records as k2_records
+from reference_array.k2.replication import objects as replication_objects
+from reference_array.k2.replication import peer as replication_peer
+from reference_array.k2.replication import sessions as replication_sessions
+from reference_array.k2.replication import shipper as replication_shipper
+from reference_array.k2 import schema as k2_schema
+from reference_array.k2 import system as k2_system
+from reference_array.k2 import volumes as k2_volumes
+from reference_array.linstor import api as linstor_api
+from reference_array.linstor import backend as linstor_backend
+from reference_array.linstor import exporter as linstor_exporter
+from reference_array.linstor import records as linstor_records
 from reference_array.target import iscsi
 from reference_array import tlsutil
 
@@ -48,7 +59,7 @@ def _load_or_create_config(data_dir, args):
     if args.capacity_gib:
         config['capacity_gib'] = args.capacity_gib
     if 'linstor_nodes' not in config:
-        config['linstor_nodes'] = linstormodel.default_nodes(
+        config['linstor_nodes'] = linstor_records.default_nodes(
             getattr(args, 'linstor_local_node', None) or
             socket.gethostname())
     tmp = path + '.tmp'
@@ -61,69 +72,93 @@ def _load_or_create_config(data_dir, args):
     return config
 
 
+def _system(config, host):
+    """What the K2 system objects and the target say about this array."""
+    system_id = config['system_id']
+    return {
+        'system_id': system_id,
+        'name': config['name'],
+        'iqn': 'iqn.2026-11.io.cinder-flash:array.%s' % system_id,
+        'portals': [host],
+        'fc_wwns': ['50:02:4f:40:%s:%s:01:%02x' % (
+            system_id[0:2], system_id[2:4], n) for n in (0, 1)],
+        'total_kib': config['capacity_gib'] * k2_system.KIB_PER_GIB,
+    }
+
+
 class Array(object):
+    """One array: every service built here, each given what it uses."""
 
     def __init__(self, args):
         self.args = args
         self.data_dir = os.path.abspath(args.data_dir)
         os.makedirs(self.data_dir, mode=0o700, exist_ok=True)
         self.config = _load_or_create_config(self.data_dir, args)
-        self.store = metadata.MetadataStore(
-            os.path.join(self.data_dir, 'array.db'))
-        self.engine = engine_mod.Engine(self.store)
         host = args.listen
-        system = {
-            'system_id': self.config['system_id'],
-            'name': self.config['name'],
-            'iqn': 'iqn.2026-11.io.cinder-flash:array.%s' %
-                   self.config['system_id'],
-            'portals': [host],
-            'fc_wwns': ['50:02:4f:40:%s:%s:01:%02x' % (
-                self.config['system_id'][0:2],
-                self.config['system_id'][2:4], n) for n in (0, 1)],
-            'total_kib': self.config['capacity_gib'] * k2model.KIB_PER_GIB,
-        }
-        self.k2 = k2model.K2Model(self.store, self.engine, system)
-        capabilities = dict(k2api.CAPABILITIES)
-        if getattr(args, 'no_volume_source', False):
-            # Behave like a K2 that documents no volume copy at all.
-            capabilities['volume_source'] = False
-            self.k2.objects.volume_source = False
-        self.replication = replication.Replication(
-            self.store, self.engine, self.k2.objects, system, self.data_dir)
-        self.k2.replication = self.replication
+        system = _system(self.config, host)
+        self.store = store_mod.Store(os.path.join(self.data_dir, 'array.db'))
+        self.engine = engine_mod.Engine(self.store)
+        self.faults = faults_mod.Injector(seed=args.fault_seed)
+        if args.faults:
+            with open(args.faults) as f:
+                self.faults.load(json.load(f))
+
+        # K2 dialect, with replication.
+        records = k2_records.Records(self.store)
+        volume_source = not getattr(args, 'no_volume_source', False)
+        volumes = k2_volumes.Volumes(records, self.engine,
+                                     system['total_kib'], volume_source)
+        sessions = replication_sessions.Sessions(records, self.engine)
+        peers = replication_peer.Peers(self.store, self.data_dir)
+        self.shipper = replication_shipper.Shipper(
+            self.store, self.engine, sessions, peers)
+        self.replication = replication_objects.ReplicationObjects(
+            records, self.engine, sessions, peers, self.shipper,
+            system['system_id'])
+        backend = k2_backend.K2Backend(
+            records, self.engine,
+            k2_system.System(self.store, self.engine, system),
+            [volumes, k2_hosts.Hosts(records), self.replication])
         self._seed_peer(args)
-        users = dict(self.config['users'])
         cert = key = None
         if not args.no_tls:
             cert, key = tlsutil.ensure_certificate(self.data_dir,
                                                    hosts=(host, 'localhost'))
         self.cert = cert
-        self.faults = faults_mod.Injector(seed=args.fault_seed)
-        if args.faults:
-            with open(args.faults) as f:
-                self.faults.load(json.load(f))
-        self.k2_server = httpd.JSONServer(
-            k2api.K2API(self.k2, users, capabilities=capabilities),
+        capabilities = dict(k2_schema.CAPABILITIES,
+                            volume_source=volume_source)
+        self.k2_server = http_server.JSONServer(
+            k2_api.K2API(backend, dict(self.config['users']),
+                         capabilities=capabilities,
+                         peer_api=replication_peer.PeerAPI(
+                             records, self.engine, volumes, sessions, peers,
+                             self.shipper)),
             host, args.k2_port, cert, key,
             request_log=os.path.join(self.data_dir, 'k2-requests.log'),
             faults=self.faults)
-        self.exports = exports_mod.Exports(self.store, self.engine,
-                                           system['iqn'],
-                                           self.config['system_id'])
-        self.linstor = linstormodel.LinstorModel(
-            self.store, self.engine, self.config['system_id'],
-            self.config['linstor_nodes'], system['total_kib'])
-        self.exports.linstor = self.linstor
+
+        # LINSTOR dialect.
+        self.linstor = linstor_backend.LinstorBackend(
+            self.store, self.engine, self.config['linstor_nodes'],
+            system['total_kib'])
         lcert = lkey = None
         if getattr(args, 'linstor_tls', False):
             lcert, lkey = tlsutil.ensure_certificate(
                 self.data_dir, hosts=(host, 'localhost'))
-        self.linstor_server = httpd.JSONServer(
-            linstorapi.LinstorAPI(self.linstor), host,
+        self.linstor_server = http_server.JSONServer(
+            linstor_api.LinstorAPI(self.linstor), host,
             getattr(args, 'linstor_port', 0) or 0, lcert, lkey,
             request_log=os.path.join(self.data_dir, 'linstor-requests.log'),
             faults=self.faults)
+
+        # The iSCSI target sees both dialects' exports; a LINSTOR node's
+        # own initiator is asked about first.
+        self.exports = devices.Exports(self.store, system['iqn'], [
+            linstor_exporter.LinstorExporter(
+                self.store, self.engine, self.linstor.records,
+                self.config['system_id']),
+            k2_exporter.K2Exporter(self.store, self.engine,
+                                   self.config['system_id'])])
         self.target = iscsi.Target(self.exports, host, args.iscsi_port)
         self._stopped = threading.Event()
 
@@ -133,9 +168,8 @@ class Array(object):
             return
         url = args.peer.rstrip('/')
         host = url.split('://', 1)[-1]
-        for peer in self.store.all(replication.PEERS):
-            if peer['mgmt_host'] == host:
-                return
+        if self.replication.peer_by_host(host) is not None:
+            return
         default_name = 'peer-' + host.replace(':', '-').replace('.', '-')
         body = {'name': args.peer_name or default_name,
                 'mgmt_host': host, 'url': url,
@@ -166,13 +200,13 @@ class Array(object):
         self.target.start()
         self.k2_server.start()
         self.linstor_server.start()
-        self.replication.start()
+        self.shipper.start()
 
     def stop(self):
         if self._stopped.is_set():
             return
         self._stopped.set()
-        self.replication.stop()
+        self.shipper.stop()
         self.k2_server.stop()
         self.linstor_server.stop()
         self.target.stop()

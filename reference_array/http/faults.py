@@ -9,10 +9,11 @@ clears them. A rule:
 ``fraction``  share of matching calls it hits, 0..1 (default 1)
 ``count``     stop after this many hits (default: no limit)
 ``kind``      ``latency`` (sleep ``seconds`` then serve), ``status``
-              (answer ``status``, 500 by default), ``busy`` (HTTP 400
-              ``MC_ERR_BUSY``), ``drop`` (close the connection without an
-              answer), ``restart`` (the REST service refuses connections
-              for ``seconds``)
+              (answer ``status``, 500 by default), ``busy`` (the dialect's
+              busy answer: K2's HTTP 400 ``MC_ERR_BUSY``, LINSTOR's 503),
+              ``drop`` (close the connection without an answer),
+              ``restart`` (the REST service refuses connections for
+              ``seconds``)
 
 Faults apply before the request reaches the array, so an injected
 failure never half-applies a change.

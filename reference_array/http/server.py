@@ -1,8 +1,16 @@
 """A small threaded JSON-over-HTTP(S) server with Basic auth.
 
-Each REST dialect supplies a router: ``router(method, path, query, body)``
-returning ``(status, payload)``; this module handles sockets, TLS, auth,
-content types and errors the same way for every dialect.
+Each REST dialect supplies an api object; this module handles sockets,
+TLS, auth, content types, fault injection and errors the same way for
+every dialect. The api object has:
+
+``users``                  {user: password} for Basic auth, or None
+``route(method, path, query, body)``  -> (status, payload); may raise
+                           HTTPError
+``parse_body(raw)``        the decoded request body
+``error_payload(status, message)``    the dialect's error body
+``refusal(exc)``           (status, payload) of a ``core.errors`` refusal
+``busy_reply()``           (status, payload) the dialect answers when busy
 """
 
 import base64
@@ -16,7 +24,8 @@ import threading
 import time
 import urllib.parse
 
-from reference_array import faults as faults_mod
+from reference_array.core import errors
+from reference_array.http import faults as faults_mod
 
 LOG = logging.getLogger(__name__)
 ADMIN_FAULTS = '/_admin/faults'
@@ -120,8 +129,9 @@ def _make_handler(api, server):
                 self.connection.close()
                 return 0
             if rule.kind == 'busy':
-                self._send(400, {'error_msg': 'MC_ERR_BUSY'})
-                return 400
+                status, payload = api.busy_reply()
+                self._send(status, payload)
+                return status
             self._send(rule.status, api.error_payload(rule.status,
                                                       'injected fault'))
             return rule.status
@@ -174,6 +184,8 @@ def _make_handler(api, server):
                                             query, body)
             except HTTPError as e:
                 status, payload = e.status, e.payload
+            except errors.ArrayError as e:
+                status, payload = api.refusal(e)
             except Exception:
                 LOG.exception('%s %s failed', self.command, self.path)
                 status, payload = 500, api.error_payload(

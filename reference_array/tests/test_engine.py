@@ -13,9 +13,9 @@ import fixtures
 import testtools
 import zstandard
 
-from reference_array import engine
-from reference_array import metadata
-from reference_array import segments
+from reference_array.core import engine
+from reference_array.core import segments
+from reference_array.core import store as metadata
 
 CHUNK = engine.DEFAULT_CHUNK
 
@@ -25,7 +25,7 @@ class EngineTestCase(testtools.TestCase):
     def setUp(self):
         super().setUp()
         self.dir = self.useFixture(fixtures.TempDir()).path
-        self.store = metadata.MetadataStore(os.path.join(self.dir, 'a.db'))
+        self.store = metadata.Store(os.path.join(self.dir, 'a.db'))
         self.addCleanup(self.store.close)
         self.engine = engine.Engine(self.store)
 
@@ -144,7 +144,7 @@ class EngineTestCase(testtools.TestCase):
         self.engine.write(vol, CHUNK + 500, b'd' * 10)
         expected[CHUNK + 500:CHUNK + 510] = b'd' * 10
         self.engine.flush()
-        reopened = engine.Engine(metadata.MetadataStore(
+        reopened = engine.Engine(metadata.Store(
             os.path.join(self.dir, 'a.db')))
         self.assertEqual(bytes(expected), reopened.read(vol, 0, 2 * CHUNK))
         reopened.store.close()
@@ -190,7 +190,7 @@ class EngineTestCase(testtools.TestCase):
                 self.engine.freeze(vol)
                 raise Refused()
         self.engine.flush()
-        reopened = engine.Engine(metadata.MetadataStore(
+        reopened = engine.Engine(metadata.Store(
             os.path.join(self.dir, 'a.db')))
         self.addCleanup(reopened.store.close)
         self.assertEqual(data, reopened.read(vol, 0, CHUNK))
@@ -218,7 +218,7 @@ class SegmentsTestCase(testtools.TestCase):
         super().setUp()
         self.dir = self.useFixture(fixtures.TempDir()).path
         self.path = os.path.join(self.dir, 'a.db')
-        self.store = metadata.MetadataStore(self.path)
+        self.store = metadata.Store(self.path)
         self.engine = engine.Engine(self.store)
         self.addCleanup(self._close)
         self.engine.segments.segment_bytes = 256 * 1024
@@ -261,7 +261,7 @@ class SegmentsTestCase(testtools.TestCase):
         for offset, data in image.items():
             self.assertEqual(data, self.engine.read(vol, offset, 4096))
         self._close()
-        self.store = metadata.MetadataStore(self.path)
+        self.store = metadata.Store(self.path)
         self.engine = engine.Engine(self.store)
         for offset, data in sorted(image.items())[:64]:
             self.assertEqual(data, self.engine.read(vol, offset, 4096))
@@ -345,7 +345,7 @@ class MigrationTestCase(testtools.TestCase):
                             ('stored_raw', CHUNK)):
             db.execute('INSERT INTO totals VALUES (?, ?)', (name, value))
         db.close()
-        store = metadata.MetadataStore(path)
+        store = metadata.Store(path)
         self.addCleanup(store.close)
         eng = engine.Engine(store)
         self.assertEqual(data, eng.read(1, 2 * CHUNK, CHUNK))
@@ -359,8 +359,9 @@ class MigrationTestCase(testtools.TestCase):
 # (settle), and says how far it got.
 WRITER = textwrap.dedent("""
     import os, sys
-    from reference_array import engine, metadata
-    store = metadata.MetadataStore(sys.argv[1])
+    from reference_array.core import engine
+    from reference_array.core import store as metadata
+    store = metadata.Store(sys.argv[1])
     eng = engine.Engine(store)
     layer = eng.new_layer()
     print(layer, flush=True)
@@ -397,7 +398,7 @@ class CrashTestCase(testtools.TestCase):
             proc.send_signal(signal.SIGKILL)
             proc.wait()
             proc.stdout.close()
-            store = metadata.MetadataStore(db)
+            store = metadata.Store(db)
             eng = engine.Engine(store)
             for n in range(acked + 1):
                 self.assertEqual((b'%08d' % n) * 512,

@@ -8,7 +8,7 @@ controller does.
 
 import datetime
 
-from reference_array import httpd
+from reference_array.http import server as httpd
 
 ERROR = 0xC000000000000000
 WARN = 0x8000000000000000

@@ -7,7 +7,7 @@ import fixtures
 import testtools
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.dirname(os.path.abspath(__file__))))))
+    os.path.abspath(__file__)))))
 from tools import crash  # noqa: E402
 
 

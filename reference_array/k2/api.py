@@ -9,38 +9,32 @@ errors are ``{"error_msg": ...}`` with a JSON content type.
 import json
 import re
 
-from reference_array import httpd
+from reference_array.core import errors
+from reference_array.http import server as httpd
+from reference_array.k2 import schema
 
 PREFIX = '/api/v2'
 DEFAULT_LIMIT = 100
-REST_API_VERSION = '2.2.7'
-
-# Every resource the in-tree driver and krest may touch, and every
-# resource a returned reference can point at.
-RESOURCES = (
-    'system/state', 'system/capacity', 'system/net_ips', 'system/fc_ports',
-    'system/net_ports', 'system/wan_ports', 'volume_groups', 'volumes',
-    'snapshots', 'volsnaps', 'retention_policies', 'hosts', 'host_groups',
-    'host_iqns', 'host_fc_ports', 'host_auth_profiles', 'mappings',
-    'replication/peer_k2arrays', 'replication/sessions',
-    'replication/peer_volumes', 'replication/peer_volume_groups',
-    'replication/rpo_history', 'stats/system', 'stats/volumes',
-)
-READ_ONLY = frozenset(('system/state', 'system/capacity', 'system/net_ips',
-                       'system/fc_ports', 'system/net_ports',
-                       'system/wan_ports', 'volsnaps', 'stats/system',
-                       'stats/volumes', 'replication/rpo_history'))
-# Beyond the documented API: volumes may be created with a "source"
-# (a volume or volsnap), as a copy-on-write copy. Clients must discover it.
-CAPABILITIES = {'volume_source': True}
 REPLICATION_PREFIX = '_replication/'
 _ITEM = re.compile(r'^(?P<res>.+?)/(?P<id>\d+)$')
 _OPERATORS = ('__in', '__m_eq', '__contains', '__prefix', '__neq', '__gte',
               '__lte', '__gt', '__lt')
 
 
+# How each refusal of the backend reaches the wire. K2 answers 400 for a
+# duplicate or an object in use; 409 is what a peer array answers for a
+# session in the wrong state (the replication shipper reads it).
+STATUS = ((errors.NotFound, 404), (errors.NotAllowed, 405),
+          (errors.WrongState, 409), (errors.ArrayError, 400))
+BUSY = 'MC_ERR_BUSY'
+
+
 def error(status, message):
     return httpd.HTTPError(status, {'error_msg': message})
+
+
+def status_of(exc):
+    return next(status for kind, status in STATUS if isinstance(exc, kind))
 
 
 def _scalar(value):
@@ -134,18 +128,36 @@ def search(objects, query_pairs, known_fields):
     return {'hits': page, 'total': total, 'limit': limit, 'offset': offset}
 
 
-class K2API(object):
-    """Routes K2 requests to the array model."""
+def _where(resource, query_pairs):
+    """One plain equality filter the store's keys can answer, or None."""
+    known = schema.fields(resource)
+    for key, wanted in query_pairs:
+        base = key[:-4] if key.endswith('.ref') else key
+        if base in known and (key.endswith('.ref') or
+                              key in schema.KEYED_TEXT):
+            return key, wanted
+    return None
 
-    def __init__(self, model, users, capabilities=None):
-        self.model = model
+
+class K2API(object):
+    """Routes K2 requests to the K2 backend."""
+
+    def __init__(self, backend, users, capabilities=None, peer_api=None):
+        """``peer_api``: the replication calls of paired arrays."""
+        self.backend = backend
         self.users = users
-        self.capabilities = dict(CAPABILITIES if capabilities is None
+        self.capabilities = dict(schema.CAPABILITIES if capabilities is None
                                  else capabilities)
+        self.peer_api = peer_api
 
     @staticmethod
     def error_payload(status, message):
         return {'error_msg': message}
+
+    @staticmethod
+    def busy_reply():
+        """What a busy K2 answers (the fault injector's ``busy``)."""
+        return 400, {'error_msg': BUSY}
 
     @staticmethod
     def parse_body(raw):
@@ -157,41 +169,47 @@ class K2API(object):
             raise error(400, 'malformed JSON body: %s' % e)
         return body
 
+    @staticmethod
+    def refusal(exc):
+        """(status, payload) of a core.errors refusal."""
+        return status_of(exc), {'error_msg': exc.message}
+
     def route(self, method, path, query, body):
         if path.rstrip('/') == PREFIX:
             if method != 'GET':
                 raise error(405, 'method not allowed')
             return 200, {'resources': {
-                name: {'url': '/' + name} for name in RESOURCES},
+                name: {'url': '/' + name} for name in schema.RESOURCES},
                 'capabilities': dict(self.capabilities)}
         if not path.startswith(PREFIX + '/'):
             raise error(404, 'no such path: %s' % path)
         rest = path[len(PREFIX) + 1:].rstrip('/')
         if rest.startswith(REPLICATION_PREFIX):
             # Array-to-array calls of replication; not part of K2's API.
-            if method != 'POST' or self.model.replication is None:
+            if method != 'POST' or self.peer_api is None:
                 raise error(405, 'method not allowed')
-            return 200, self.model.replication.peer_call(
+            return 200, self.peer_api.call(
                 rest[len(REPLICATION_PREFIX):], body)
         obj_id = None
-        if rest not in RESOURCES:
+        if rest not in schema.RESOURCES:
             match = _ITEM.match(rest)
-            if not match or match.group('res') not in RESOURCES:
+            if not match or match.group('res') not in schema.RESOURCES:
                 raise error(404, 'no such resource: %s' % rest)
             rest, obj_id = match.group('res'), int(match.group('id'))
         if method == 'GET':
             if obj_id is None:
-                return 200, search(self.model.list(rest), query,
-                                   self.model.fields(rest))
-            return 200, self.model.get(rest, obj_id)
-        if rest in READ_ONLY:
+                return 200, search(
+                    self.backend.list(rest, _where(rest, query)), query,
+                    schema.fields(rest))
+            return 200, self.backend.get(rest, obj_id)
+        if rest in schema.READ_ONLY:
             raise error(405, '%s is read-only' % rest)
         if method == 'POST' and obj_id is None:
-            return 201, self.model.create(rest, self._object(body))
+            return 201, self.backend.create(rest, self._object(body))
         if method == 'PATCH' and obj_id is not None:
-            return 200, self.model.update(rest, obj_id, self._object(body))
+            return 200, self.backend.update(rest, obj_id, self._object(body))
         if method == 'DELETE' and obj_id is not None:
-            self.model.delete(rest, obj_id)
+            self.backend.delete(rest, obj_id)
             return 204, None
         raise error(405, 'method %s not allowed on %s' % (method, path))
 

@@ -39,7 +39,7 @@ import time
 import blake3
 import zstandard
 
-from reference_array import segments as segments_mod
+from reference_array.core import segments as segments_mod
 
 DEFAULT_CHUNK = 16 * 1024
 ZERO = 0
@@ -152,7 +152,7 @@ class Engine(object):
         file, ``<database>-chunks``).
         """
         self.store = store
-        self.db = store._db
+        self.db = store.connection
         if segment_dir is None:
             path = self.db.execute('PRAGMA database_list').fetchone()[2]
             if not path:
@@ -193,7 +193,7 @@ class Engine(object):
         self._cache = collections.OrderedDict()
         self._cache_bytes = 0
         self._cache_limit = cache_limit
-        store.before_transaction = self._before_transaction
+        store.call_before_transactions(self._before_transaction)
         with self.lock:
             self._migrate()
             self.db.executescript(SCHEMA)

@@ -1,0 +1,123 @@
+"""What an iSCSI initiator sees: devices, and the exporters that map them.
+
+The target asks one object, ``Exports``, four things: the array's
+``iqn``, a ``generation()`` that changes whenever any object changes, the
+devices an initiator sees (``resolve``) and the CHAP secret it must
+present (``chap``). ``Exports`` asks each dialect's exporter in turn; an
+exporter answers only for initiators its dialect knows (a K2 host's
+registered ports, a LINSTOR node's own name), so the order matters only
+if both claim one name, and the first listed wins.
+"""
+
+import time
+
+from reference_array.target import scsi
+
+
+class Device(object):
+    """What the SCSI layer reads and writes: one layer of the engine.
+
+    Subclasses say which layer is current (it changes with snapshots and
+    restores) and what to count. ``_layer`` raises the SCSI error for an
+    unsupported LUN when the object behind the device is gone.
+    """
+
+    def __init__(self, store, engine, blocks, serial, naa, read_only=False):
+        self.store = store
+        self.engine = engine
+        self.blocks = blocks
+        self.serial = serial
+        self.naa = naa
+        self.read_only = read_only
+        self.chunk_blocks = engine.chunk // scsi.BLOCK
+        self._known = (None, None)
+
+    @staticmethod
+    def gone():
+        """The error a device raises once its object is deleted."""
+        return scsi.SCSIError(*scsi.LUN_NOT_SUPPORTED)
+
+    def _layer(self):
+        raise NotImplementedError()
+
+    def _current(self):
+        """The layer I/O goes to; looked up again after any object change
+        (every change of the objects bumps the store's generation).
+        Called with the store's lock held.
+        """
+        generation = self.store.generation
+        if self._known[0] != generation:
+            self._known = (generation, self._layer())
+        return self._known[1]
+
+    def _count(self, direction, nbytes, started):
+        pass
+
+    def read(self, offset, length):
+        started = time.monotonic()
+        with self.store.lock:
+            data = self.engine.read(self._current(), offset, length)
+        self._count('read', length, started)
+        return data
+
+    def write(self, offset, data):
+        started = time.monotonic()
+        with self.store.lock:
+            self.engine.write(self._current(), offset, data)
+        self._count('write', len(data), started)
+
+    def unmap(self, offset, length):
+        with self.store.lock:
+            self.engine.unmap(self._current(), offset, length)
+
+    def flush(self):
+        self.engine.flush()
+
+    def allocated_run(self, offset, limit):
+        with self.store.lock:
+            return self.engine.allocated_run(self._current(), offset, limit)
+
+
+def blocks_of(size_kib):
+    """Device size in SCSI blocks of an object ``size_kib`` large."""
+    return size_kib * 1024 // scsi.BLOCK
+
+
+class Exporter(object):
+    """One dialect's view of who sees what."""
+
+    def luns_for(self, initiator):
+        """{lun number: Device} the initiator sees ({}: none or unknown)."""
+        raise NotImplementedError()
+
+    def chap_for(self, initiator):
+        """(user, secret) the initiator must present, or None."""
+        raise NotImplementedError()
+
+
+class Exports(object):
+    """The target's one view over every dialect's exporter."""
+
+    def __init__(self, store, iqn, exporters):
+        self.store = store
+        self.iqn = iqn
+        self.exporters = tuple(exporters)
+
+    def generation(self):
+        return self.store.generation
+
+    def resolve(self, initiator):
+        """{lun number: Device} of the first exporter that has any."""
+        for exporter in self.exporters:
+            luns = exporter.luns_for(initiator)
+            if luns:
+                return luns
+        return {}
+
+    def chap(self, initiator):
+        """The CHAP secret of the first exporter that asks for one."""
+        for exporter in self.exporters:
+            secret = exporter.chap_for(initiator)
+            if secret is not None:
+                return secret
+        return None

@@ -1,0 +1,254 @@
+"""Crash-safe object metadata of the array.
+
+Objects of every dialect live in one SQLite database in WAL mode with
+synchronous=FULL: a change is on disk when its transaction commits, and
+each REST call commits before it answers.
+
+Lookups by field never decode a whole kind: every put also records the
+object's keys in ``object_keys`` inside the same transaction, so the keys
+roll back with the object. The keys of an object are derived from it
+alone (``keys_of``), so a database written before they existed gets them
+when it is opened.
+"""
+
+import contextlib
+import hashlib
+import json
+import sqlite3
+import threading
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS objects (
+    kind TEXT NOT NULL,
+    id INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (kind, id)
+);
+CREATE TABLE IF NOT EXISTS counters (
+    kind TEXT PRIMARY KEY,
+    last INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS object_keys (
+    kind TEXT NOT NULL,
+    field TEXT NOT NULL,
+    value TEXT NOT NULL,
+    id INTEGER NOT NULL,
+    PRIMARY KEY (kind, field, value, id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS object_keys_of ON object_keys (kind, id);
+"""
+# PRAGMA user_version of a database whose object_keys are complete.
+KEYED = 1
+# Longer values (a description, a certificate) are keyed by their digest:
+# lookups stay exact and no key row grows with what a client sends.
+MAX_KEY_TEXT = 256
+
+
+def _encode(value):
+    text = json.dumps(value, sort_keys=True)
+    if len(text) > MAX_KEY_TEXT:
+        return '#' + hashlib.sha256(text.encode()).hexdigest()
+    return text
+
+
+def keys_of(body):
+    """(field, encoded value) pairs under which ``body`` is found.
+
+    Public (not ``_``) top-level fields only: a scalar under its name; a
+    reference ``{"ref": ...}`` as ``<field>.ref``; each key of any other
+    mapping as ``<field>.key`` (a LINSTOR definition's nodes, a node's
+    pools); a ``name`` also lower-cased as ``name.folded``.
+    """
+    found = set()
+    for field, value in body.items():
+        if field.startswith('_'):
+            continue
+        if isinstance(value, dict):
+            if isinstance(value.get('ref'), str):
+                found.add((field + '.ref', _encode(value['ref'])))
+            else:
+                found.update((field + '.key', _encode(key)) for key in value)
+        elif isinstance(value, (bool, int, str)):
+            found.add((field, _encode(value)))
+    if isinstance(body.get('name'), str):
+        found.add(('name.folded', _encode(body['name'].lower())))
+    return found
+
+
+class Store(object):
+
+    def __init__(self, path):
+        self._db = sqlite3.connect(path, isolation_level=None,
+                                   check_same_thread=False)
+        # Takes effect when the file is new. Chunk data lives in segment
+        # files (engine), so the pages hold small rows changed in scattered
+        # places: small pages keep each change's WAL frame small.
+        self._db.execute('PRAGMA page_size=4096')
+        self._db.execute('PRAGMA journal_mode=WAL')
+        self._db.execute('PRAGMA synchronous=FULL')
+        self._db.executescript(SCHEMA)
+        # One writer at a time; REST calls are short, the data path does
+        # not take this lock.
+        self.lock = threading.RLock()
+        self._depth = 0
+        # Bumped by every durable (object) change; readers that cache a
+        # view of the objects compare it to know when to look again.
+        self.generation = 0
+        # Called before each transaction begins, outside it: the engine
+        # stores its staged writes there, so that they never join (and
+        # roll back with) a transaction that is not theirs.
+        self._before_transaction = None
+        self._add_keys()
+
+    @property
+    def connection(self):
+        """The database, for tables of the store's users (the engine's).
+
+        Use it inside ``transaction()`` or with ``lock`` held.
+        """
+        return self._db
+
+    def call_before_transactions(self, callback):
+        """Run ``callback`` (lock held) before every outermost transaction.
+
+        For the one user with state outside the database, the engine's
+        write-back cache, which registers when it is built (it needs the
+        store to exist first). An engine built later on the same store
+        takes the place of the earlier one.
+        """
+        self._before_transaction = callback
+
+    def _add_keys(self):
+        """Key every object of a database written before object_keys."""
+        if self._db.execute('PRAGMA user_version').fetchone()[0] >= KEYED:
+            return
+        with self.transaction():
+            self._db.execute('DELETE FROM object_keys')
+            for kind, obj_id, body in self._db.execute(
+                    'SELECT kind, id, body FROM objects').fetchall():
+                self._put_keys(kind, obj_id, keys_of(json.loads(body)))
+            self._db.execute('PRAGMA user_version=%d' % KEYED)
+
+    def close(self):
+        with self.lock:
+            self._db.close()
+
+    @contextlib.contextmanager
+    def transaction(self, durable=True):
+        """All changes inside commit together, or none on an exception.
+
+        A durable transaction is on disk when it returns. Others (the
+        data path) survive a crash of the array process once committed,
+        and reach the disk at the next durable commit or ``sync``.
+        """
+        with self.lock:
+            outer = self._depth == 0
+            if outer and self._before_transaction is not None:
+                self._before_transaction()
+            if outer:
+                self._db.execute('PRAGMA synchronous=%s' % (
+                    'FULL' if durable else 'NORMAL'))
+                self._db.execute('BEGIN IMMEDIATE')
+            self._depth += 1
+            try:
+                yield self
+            except BaseException:
+                self._depth -= 1
+                if outer:
+                    self._db.execute('ROLLBACK')
+                raise
+            self._depth -= 1
+            if outer:
+                self._db.execute('COMMIT')
+                if durable:
+                    self.generation += 1
+
+    def in_transaction(self):
+        """Whether the caller, holding ``lock``, is inside ``transaction``.
+
+        With the lock held no other thread can be inside one.
+        """
+        return self._depth > 0
+
+    def sync(self):
+        """Force everything committed so far to stable storage."""
+        with self.lock:
+            self._db.execute('PRAGMA synchronous=FULL')
+            self._db.execute('BEGIN IMMEDIATE')
+            self._db.execute('INSERT OR REPLACE INTO counters VALUES '
+                             '(\'_sync\', 0)')
+            self._db.execute('COMMIT')
+
+    def next_id(self, kind):
+        with self.transaction():
+            row = self._db.execute('SELECT last FROM counters WHERE kind=?',
+                                   (kind,)).fetchone()
+            new = (row[0] if row else 0) + 1
+            self._db.execute('INSERT OR REPLACE INTO counters VALUES (?, ?)',
+                             (kind, new))
+            return new
+
+    def _put_keys(self, kind, obj_id, keys):
+        self._db.executemany(
+            'INSERT OR IGNORE INTO object_keys VALUES (?,?,?,?)',
+            [(kind, field, value, obj_id) for field, value in keys])
+
+    def put(self, kind, obj_id, body):
+        with self.transaction():
+            self._db.execute('INSERT OR REPLACE INTO objects VALUES (?,?,?)',
+                             (kind, obj_id, json.dumps(body)))
+            self._db.execute('DELETE FROM object_keys WHERE kind=? AND id=?',
+                             (kind, obj_id))
+            self._put_keys(kind, obj_id, keys_of(body))
+
+    def get(self, kind, obj_id):
+        with self.lock:
+            row = self._db.execute(
+                'SELECT body FROM objects WHERE kind=? AND id=?',
+                (kind, obj_id)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def delete(self, kind, obj_id):
+        with self.transaction():
+            self._db.execute('DELETE FROM object_keys WHERE kind=? AND id=?',
+                             (kind, obj_id))
+            cur = self._db.execute('DELETE FROM objects WHERE kind=? AND id=?',
+                                   (kind, obj_id))
+            return cur.rowcount > 0
+
+    def find(self, kind, field, value):
+        """Objects of ``kind`` whose ``field`` is ``value``, by id.
+
+        ``field`` is one of the keys ``keys_of`` derives.
+        """
+        with self.lock:
+            rows = self._db.execute(
+                'SELECT o.body FROM object_keys k JOIN objects o '
+                'ON o.kind = k.kind AND o.id = k.id '
+                'WHERE k.kind=? AND k.field=? AND k.value=? ORDER BY k.id',
+                (kind, field, _encode(value))).fetchall()
+        return [json.loads(r[0]) for r in rows]
+
+    def first(self, kind, field, value):
+        """The first object ``find`` would return, or None."""
+        with self.lock:
+            row = self._db.execute(
+                'SELECT o.body FROM object_keys k JOIN objects o '
+                'ON o.kind = k.kind AND o.id = k.id '
+                'WHERE k.kind=? AND k.field=? AND k.value=? ORDER BY k.id '
+                'LIMIT 1', (kind, field, _encode(value))).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def count(self, kind, field, value):
+        """How many objects ``find`` would return, without decoding any."""
+        with self.lock:
+            return self._db.execute(
+                'SELECT COUNT(*) FROM object_keys WHERE kind=? AND field=? '
+                'AND value=?', (kind, field, _encode(value))).fetchone()[0]
+
+    def all(self, kind):
+        with self.lock:
+            rows = self._db.execute(
+                'SELECT body FROM objects WHERE kind=? ORDER BY id',
+                (kind,)).fetchall()
+        return [json.loads(r[0]) for r in rows]

@@ -1,0 +1,87 @@
+"""Replication sessions: what the REST objects, the shipper and the peer
+API share (names of the stored kinds, session locks, member volumes and
+the rollback of a half-applied cycle)."""
+
+import threading
+
+from reference_array.k2 import refs
+
+PEERS = 'replication/peer_k2arrays'
+SESSIONS = 'replication/sessions'
+PEER_VOLUMES = 'replication/peer_volumes'
+STATES = ('idle', 'in_sync', 'suspended', 'failed_over')
+# K2 accepts an RPO of 60 s or a multiple of 300 s; shorter ones are
+# allowed here so tests do not wait.
+MIN_RPO = 1
+
+
+class Sessions(object):
+
+    def __init__(self, records, engine):
+        self.records = records
+        self.store = records.store
+        self.engine = engine
+        self._locks = {}
+        self._locks_lock = threading.Lock()
+
+    def lock(self, name):
+        """The lock that orders state changes and cycles of a session."""
+        with self._locks_lock:
+            return self._locks.setdefault(name, threading.Lock())
+
+    def find(self, name):
+        return self.records.by(SESSIONS, 'name', name)
+
+    def get(self, session_id):
+        return self.store.get(SESSIONS, session_id)
+
+    def put(self, session):
+        self.store.put(SESSIONS, session['id'], session)
+
+    def peer_of(self, session):
+        return self.store.get(PEERS,
+                              refs.id_of(session['replication_peer_k2array']))
+
+    def group_of(self, session):
+        return self.store.get('volume_groups',
+                              refs.id_of(session['local_volume_group']))
+
+    def members(self, session):
+        """The peer_volumes of a session."""
+        return self.records.children(PEER_VOLUMES, 'replication_session',
+                                     refs.path(SESSIONS, session['id']))
+
+    def volumes(self, session):
+        """The volumes of the session's local volume group."""
+        return self.records.children('volumes', 'volume_group',
+                                     session['local_volume_group']['ref'])
+
+    def release_base(self, pv):
+        """Forget the image last shipped for a peer volume."""
+        if pv.get('_base'):
+            self.engine.release(pv['_base'])
+            pv['_base'] = None
+
+    def set_read_only(self, session, read_only):
+        for vol in self.volumes(session):
+            if vol['read_only'] != read_only:
+                vol['read_only'] = read_only
+                self.store.put('volumes', vol['id'], vol)
+
+    def rollback(self, session):
+        """Drop a half-applied cycle: back to the last complete image."""
+        consistent = session.get('_consistent') or {}
+        for vol in self.volumes(session):
+            image = consistent.get(vol['name'])
+            if image is None:
+                continue
+            partial = vol['_layer']
+            vol['_layer'] = self.engine.new_layer(parent=image,
+                                                  dedup=vol['is_dedup'])
+            self.engine.release(partial)
+            self.store.put('volumes', vol['id'], vol)
+        for image in consistent.values():
+            self.engine.release(image)
+        session['_consistent'] = {}
+        session['current_snapshot_id'] = None
+        session['current_snapshot_progress'] = 100

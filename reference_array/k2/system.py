@@ -1,0 +1,146 @@
+"""The read-only K2 system resources: state, capacity, ports, stats.
+
+Ports and the retention policy are seeded once into the store; state,
+capacity and I/O statistics are computed when asked.
+"""
+
+import time
+
+from reference_array.k2 import refs
+
+KIB_PER_GIB = 1024 * 1024
+REST_API_VERSION = '2.2.7'
+STAT_KEYS = ('read_ops', 'write_ops', 'read_bytes', 'write_bytes',
+             'read_seconds', 'write_seconds')
+# Computed on every read; never stored.
+COMPUTED = ('system/state', 'system/capacity', 'stats/system',
+            'stats/volumes')
+
+
+class System(object):
+
+    def __init__(self, store, engine, system):
+        """``system`` has system_id, name, iqn, portals, fc_wwns,
+        total_kib.
+        """
+        self.store = store
+        self.engine = engine
+        self.system = system
+        self._last_sample = (time.monotonic(), dict(engine.counters))
+        self._last_volume_sample = (time.monotonic(), {})
+        self._seed()
+
+    def _seed(self):
+        with self.store.transaction():
+            if self.store.get('system/net_ips', 1) is not None:
+                return
+            for n, portal in enumerate(self.system['portals'], 1):
+                self.store.put('system/net_ips', n, {
+                    'id': n, 'ip_address': portal, 'network_mask': 8,
+                    'net_port': refs.ref('system/net_ports', n),
+                    'wan_port': None, 'net_vlan': None, 'nvme_port': None})
+                self.store.put('system/net_ports', n, {
+                    'id': n, 'name': 'eth%d' % n, 'status': 'OK',
+                    'mac_address': '02:00:00:00:00:%02x' % n})
+            for n, wwn in enumerate(self.system['fc_wwns'], 1):
+                self.store.put('system/fc_ports', n, {
+                    'id': n, 'name': 'fc%d' % n, 'pwwn': wwn,
+                    'server': None, 'status': 'OK'})
+            # Every K2 has a built-in CTRL volume; clients count it out.
+            ctrl_id = self.store.next_id('volumes')
+            self.store.put('volumes', ctrl_id, {
+                'id': ctrl_id, 'name': 'CTRL', 'size': 0,
+                'volume_group': None, 'is_dedup': False, 'no_dedup': True,
+                'description': 'built-in', 'read_only': True,
+                'scsi_sn': 'REFACTRL', 'scsi_suffix': 0, '_layer': None,
+                '_builtin': True})
+            self.store.put('retention_policies', 1, {
+                'id': 1, 'name': 'Best_Effort_Retention',
+                'num_snapshots': 20, 'weeks': 0, 'days': 0, 'hours': 0})
+
+    def computed(self, resource):
+        """The objects of a computed resource."""
+        return {'system/state': lambda: [self._state()],
+                'system/capacity': lambda: [self._capacity()],
+                'stats/system': lambda: [self._system_stats()],
+                'stats/volumes': self._volume_stats}[resource]()
+
+    def _state(self):
+        return {
+            'id': 1, 'state': 'ONLINE',
+            'system_name': self.system['name'],
+            'system_id': self.system['system_id'],
+            'system_version': 'reference-array',
+            'rest_api_version': REST_API_VERSION,
+            'iscsi_qualified_target_name': self.system['iqn'],
+            'current_user_role': 'admin',
+            'system_connectivity_type': 'iscsi_fc',
+        }
+
+    def _capacity(self):
+        total = self.system['total_kib']
+        used = self.engine.totals()
+        physical = -(-used['physical'] // 1024)
+        provisioned = sum(v['size'] for v in self.store.all('volumes'))
+        return {
+            'id': 1, 'state': 'OK', 'total': total,
+            'free': max(total - physical, 0),
+            'allocated': physical, 'allocated_volumes': physical,
+            'allocated_snapshots_and_views': 0,
+            'provisioned': provisioned, 'provisioned_volumes': provisioned,
+            'provisioned_snapshots': 0, 'provisioned_views': 0,
+            'logical': used['logical'] // 1024, 'physical': physical,
+            'reserved': 0, 'is_reclamation_in_progress': False,
+        }
+
+    @staticmethod
+    def _rates(obj_id, before, now, span):
+        """A K2 stats point from two counter samples ``span`` s apart."""
+        delta = {k: now[k] - before.get(k, 0) for k in STAT_KEYS}
+        ops = delta['read_ops'] + delta['write_ops']
+        busy = delta['read_seconds'] + delta['write_seconds']
+
+        def per_op(seconds, count):
+            return int(seconds * 1e6 / count) if count else 0
+        return {
+            'id': obj_id, 'timestamp': int(time.time()),
+            'iops_avg': int(ops / span),
+            'read_iops_avg': int(delta['read_ops'] / span),
+            'write_iops_avg': int(delta['write_ops'] / span),
+            'throughput_avg': int((delta['read_bytes'] +
+                                   delta['write_bytes']) / span),
+            'read_throughput_avg': int(delta['read_bytes'] / span),
+            'write_throughput_avg': int(delta['write_bytes'] / span),
+            'latency_avg': per_op(busy, ops),
+            'read_latency_avg': per_op(delta['read_seconds'],
+                                       delta['read_ops']),
+            'write_latency_avg': per_op(delta['write_seconds'],
+                                        delta['write_ops']),
+        }
+
+    def _system_stats(self):
+        """I/O rates since the previous sample (a K2 stats/system point)."""
+        now, counters = time.monotonic(), dict(self.engine.counters)
+        then, before = self._last_sample
+        self._last_sample = (now, counters)
+        return self._rates(1, before, counters, max(now - then, 1e-3))
+
+    def _volume_stats(self):
+        """Per-volume rates since the previous stats/volumes sample."""
+        now = time.monotonic()
+        with self.engine.lock:
+            counters = {vid: dict(c) for vid, c in
+                        self.engine.volume_counters.items()}
+        then, before = self._last_volume_sample
+        self._last_volume_sample = (now, counters)
+        span = max(now - then, 1e-3)
+        points = []
+        for vol in self.store.all('volumes'):
+            if vol.get('_builtin'):
+                continue
+            mine = counters.get(vol['id'], dict.fromkeys(STAT_KEYS, 0))
+            point = self._rates(vol['id'], before.get(vol['id'], {}), mine,
+                                span)
+            point['volume'] = refs.ref('volumes', vol['id'])
+            points.append(point)
+        return points

@@ -1,0 +1,311 @@
+"""The LINSTOR REST v1 dialect of the reference array.
+
+Routes follow LINSTOR's OpenAPI spec, plus the single-object GETs the
+controller serves beyond it. Bodies are read leniently, as the Java
+controller does (numbers as strings, nulls for absent fields, no body).
+Backend reports and refusals become ApiCallRc entries here.
+"""
+
+import json
+import re
+
+from reference_array.core import errors
+from reference_array.http import server as httpd
+from reference_array.linstor import outcomes
+from reference_array.linstor import wire
+
+REST_API_VERSION = '1.28.0'
+VERSION = {'version': '1.28.0', 'git_hash': 'reference-array',
+           'build_time': '2026-11-01T00:00:00+00:00',
+           'rest_api_version': REST_API_VERSION}
+_SEG = r'([^/]+)'
+RD = '/v1/resource-definitions/' + _SEG
+RG = '/v1/resource-groups/' + _SEG
+
+
+# The LINSTOR code of each refusal reason of the backend.
+REASON_CODES = {
+    'prop': wire.INVLD_PROP, 'layer_stack': wire.INVLD_LAYER_STACK,
+    'place_count': wire.INVLD_PLACE_COUNT,
+    'volume_size': wire.INVLD_VLM_SIZE, 'rsc_name': wire.INVLD_RSC_NAME,
+    'snapshot_name': wire.INVLD_SNAPSHOT_NAME,
+    'request': wire.INVLD_REQUEST, 'in_use': wire.IN_USE,
+    'no_space': wire.NOT_ENOUGH_FREE_SPACE,
+    'no_nodes': wire.NOT_ENOUGH_NODES,
+    'no_snapshots': wire.SNAPSHOTS_NOT_SUPPORTED,
+}
+EVENT_CODES = {
+    'created': wire.CREATED, 'modified': wire.MODIFIED,
+    'deleted': wire.DELETED, 'not_found': wire.WARN_NOT_FOUND,
+    'already_deployed': wire.WARN_RSC_ALREADY_DEPLOYED,
+    'deprecated': wire.WARN_DEPRECATED,
+}
+
+
+def failure(exc):
+    """The ApiCallRc error (and HTTP status) of a backend refusal."""
+    if isinstance(exc, errors.NotFound):
+        code = wire.NOT_FOUND[exc.subject]
+    elif exc.reason == 'exists':
+        code = wire.EXISTS[exc.subject]
+    else:
+        code = REASON_CODES.get(exc.reason, wire.INVLD_REQUEST)
+    return wire.Failure(code, exc.message, obj=exc.subject,
+                        op=exc.context.get('op'),
+                        refs=exc.context.get('refs'))
+
+
+def entry(report):
+    """The ApiCallRc entry of a backend report."""
+    return wire.rc(report.level, EVENT_CODES[report.event], report.message,
+                   obj=report.obj, op=report.op, refs=report.refs)
+
+
+def _entries(payload):
+    """The payload with every report as its ApiCallRc entry."""
+    if isinstance(payload, list):
+        return [entry(p) if isinstance(p, outcomes.Report) else p
+                for p in payload]
+    if isinstance(payload, dict) and isinstance(payload.get('messages'),
+                                                list):
+        return dict(payload, messages=_entries(payload['messages']))
+    return payload
+
+
+def _multi(query, *names):
+    values = []
+    for key, value in query:
+        if key in names and value:
+            values += [v for v in value.split(',') if v]
+    return values
+
+
+def _flag(query, name):
+    return any(k == name and v.lower() in ('true', '1', 'yes')
+               for k, v in query)
+
+
+def _page(items, query):
+    params = dict(query)
+    try:
+        offset = int(params.get('offset') or 0)
+        limit = int(params.get('limit') or 0)
+    except ValueError:
+        raise wire.invalid('limit and offset must be integers')
+    items = items[offset:]
+    return items[:limit] if limit > 0 else items
+
+
+class LinstorAPI(object):
+
+    users = None
+
+    def __init__(self, backend):
+        self.backend = backend
+        nodes, groups, defs = backend.nodes, backend.groups, \
+            backend.definitions
+        placement, rscs, snaps = backend.placement, backend.resources, \
+            backend.snapshots
+        # (method, pattern, handler(match, query, body) -> (status, body))
+        self.routes = [
+            ('GET', '/v1/controller/version', lambda g, q, b: (200, VERSION)),
+            ('GET', '/v1/controller/properties',
+             lambda g, q, b: (200, nodes.controller_props())),
+            ('POST', '/v1/controller/properties',
+             lambda g, q, b: (201, nodes.set_controller_props(b))),
+            ('DELETE', '/v1/controller/properties/(.+)',
+             lambda g, q, b: (200, nodes.delete_controller_prop(g[0]))),
+            ('GET', '/v1/nodes', lambda g, q, b: (200, _page(
+                nodes.nodes(_multi(q, 'nodes')), q))),
+            ('GET', '/v1/nodes/' + _SEG, lambda g,
+             q, b: (200, nodes.node(g[0]))),
+            ('PUT', '/v1/nodes/%s/(evacuate|restore)' % _SEG,
+             lambda g, q, b: (200, nodes.node_flag(g[0], g[1]))),
+            ('GET', '/v1/view/storage-pools', lambda g, q, b: (200, _page(
+                nodes.storage_pools(_multi(q, 'nodes'),
+                                    _multi(q, 'storage_pools')), q))),
+            ('GET', '/v1/nodes/%s/storage-pools' % _SEG,
+             lambda g, q, b: (200, nodes.storage_pools(
+                 [nodes.node(g[0])['name']], _multi(q, 'storage_pools')))),
+            ('GET', '/v1/storage-pool-definitions',
+             lambda g, q, b: (200, nodes.pool_definitions())),
+            # resource groups
+            ('GET', '/v1/resource-groups', lambda g, q, b: (200, _page(
+                groups.resource_groups(_multi(q, 'resource_groups')), q))),
+            ('POST', '/v1/resource-groups',
+             lambda g, q, b: (201, groups.create_rg(b))),
+            ('GET', RG, lambda g, q, b: (200, groups.resource_group(g[0]))),
+            ('PUT', RG, lambda g, q, b: (200, groups.modify_rg(g[0], b))),
+            ('DELETE', RG, lambda g, q, b: (200, groups.delete_rg(g[0]))),
+            ('GET', RG + '/volume-groups',
+             lambda g, q, b: (200, groups.volume_groups(g[0]))),
+            ('POST', RG + '/volume-groups',
+             lambda g, q, b: (201, groups.create_vg(g[0], b))),
+            ('POST', RG + '/spawn', lambda g, q,
+             b: (201, placement.spawn(g[0], b))),
+            ('POST', RG + '/query-size-info',
+             lambda g, q, b: (200, placement.query_size_info(g[0], b))),
+            ('POST', RG + '/adjust', lambda g, q, b: (200, self._adjust(
+                g[0], b))),
+            # resource definitions
+            ('GET', '/v1/resource-definitions', lambda g, q, b: (
+                200, _page(defs.resource_definitions(
+                    _multi(q, 'resource_definitions'),
+                    _flag(q, 'with_volume_definitions')), q))),
+            ('POST', '/v1/resource-definitions',
+             lambda g, q, b: (201, defs.create_rd(b))),
+            ('GET', RD, lambda g, q, b: (200, defs.resource_definition(g[0]))),
+            ('PUT', RD, lambda g, q, b: (200, defs.modify_rd(g[0], b))),
+            ('DELETE', RD, lambda g, q, b: (200, defs.delete_rd(g[0]))),
+            ('GET', RD + '/volume-definitions',
+             lambda g, q, b: (200, defs.volume_definitions(g[0]))),
+            ('POST', RD + '/volume-definitions',
+             lambda g, q, b: (201, defs.create_vd(g[0], b))),
+            ('GET', RD + r'/volume-definitions/(\d+)',
+             lambda g, q, b: (200, defs.volume_definition(g[0], int(g[1])))),
+            ('PUT', RD + r'/volume-definitions/(\d+)',
+             lambda g, q, b: (200, defs.modify_vd(g[0], int(g[1]), b))),
+            ('DELETE', RD + r'/volume-definitions/(\d+)',
+             lambda g, q, b: (200, defs.delete_vd(g[0], int(g[1])))),
+            ('POST', RD + '/autoplace',
+             lambda g, q, b: (201, placement.autoplace(g[0], b))),
+            ('GET', RD + '/resources', lambda g, q, b: (200, [
+                self._strip(r) for r in rscs.resources_view(
+                    _multi(q, 'nodes'), [g[0]])])),
+            ('POST', RD + '/resources',
+             lambda g, q, b: (201, rscs.create_resources(g[0], b))),
+            ('GET', RD + '/resources/' + _SEG,
+             lambda g, q, b: (200, self._strip(rscs.resource(g[0], g[1])))),
+            ('GET', RD + '/resources/%s/volumes' % _SEG,
+             lambda g, q, b: (200, rscs.resource(g[0], g[1])['volumes'])),
+            ('GET', RD + r'/resources/%s/volumes/(\d+)' % _SEG,
+             lambda g, q, b: (200, self._volume(g))),
+            ('PUT', RD + '/resources/' + _SEG,
+             lambda g, q, b: (200, rscs.modify_resource(g[0], g[1], b))),
+            ('DELETE', RD + '/resources/' + _SEG,
+             lambda g, q, b: (200, rscs.delete_resource(g[0], g[1]))),
+            ('POST', RD + '/resources/%s/make-available' % _SEG,
+             lambda g, q, b: (200, rscs.make_available(g[0], g[1], b))),
+            ('PUT', RD + '/resources/%s/toggle-disk' % _SEG,
+             lambda g, q, b: (200, rscs.toggle_disk(g[0], g[1], b))),
+            ('GET', '/v1/view/resources', lambda g, q, b: (200, _page(
+                rscs.resources_view(_multi(q, 'nodes'),
+                                    _multi(q, 'resources'),
+                                    _multi(q, 'storage_pools')), q))),
+            # snapshots
+            ('GET', RD + '/snapshots',
+             lambda g, q, b: (200, snaps.snapshots([defs.resource_definition(
+                 g[0])['name']], _multi(q, 'nodes')))),
+            ('POST', RD + '/snapshots',
+             lambda g, q, b: (201, snaps.create_snapshot(g[0], b))),
+            ('GET', RD + '/snapshots/' + _SEG,
+             lambda g, q, b: (200, snaps.snapshot(g[0], g[1]))),
+            ('DELETE', RD + '/snapshots/' + _SEG,
+             lambda g, q, b: (200, snaps.delete_snapshot(g[0], g[1]))),
+            ('GET', '/v1/view/snapshots', lambda g, q, b: (200, _page(
+                snaps.snapshots(_multi(q, 'resources'), _multi(q, 'nodes')),
+                q))),
+            ('POST', '/v1/actions/snapshot/multi',
+             lambda g, q, b: (201, snaps.create_multi_snapshot(b))),
+            ('POST', RD + '/snapshot-restore-volume-definition/' + _SEG,
+             lambda g, q, b: (200, snaps.restore_vds(g[0], g[1], b))),
+            ('POST', RD + '/snapshot-restore-resource/' + _SEG,
+             lambda g, q, b: (200, snaps.restore_resources(g[0], g[1], b))),
+            ('POST', RD + '/snapshot-rollback/' + _SEG,
+             lambda g, q, b: (200, snaps.rollback(g[0], g[1]))),
+            ('POST', RD + '/clone', lambda g, q, b: self._clone(g[0], b)),
+            ('GET', RD + '/clone/' + _SEG,
+             lambda g, q, b: (200, snaps.clone_status(g[0], g[1]))),
+            ('GET', RD + '/sync-status',
+             lambda g, q, b: (200, snaps.sync_status(g[0]))),
+        ]
+        self._compiled = [(method, re.compile('^%s$' % pattern), handler)
+                          for method, pattern, handler in self.routes]
+
+    @staticmethod
+    def _strip(view):
+        view = dict(view)
+        view.pop('volumes', None)
+        return view
+
+    def _volume(self, groups):
+        rsc = self.backend.resources.resource(groups[0], groups[1])
+        for volume in rsc['volumes']:
+            if volume['volume_number'] == int(groups[2]):
+                return volume
+        raise outcomes.not_found('vlm', 'Volume %s of %s on %s' % (
+            groups[2], groups[0], groups[1]))
+
+    def _clone(self, name, body):
+        try:
+            return 201, self.backend.snapshots.clone(name, body)
+        except errors.ArrayError as refusal:
+            # A refused clone still answers the CloneStarted shape.
+            e = failure(refusal)
+            return e.status, {'location': '', 'source_name': name,
+                              'clone_name': str(body.get('name') or body.get(
+                                  'external_name') or ''),
+                              'messages': e.payload}
+
+    def _adjust(self, rg_name, body):
+        entries = []
+        for rd in self.backend.definitions.resource_definitions():
+            if rd['resource_group_name'].lower() == rg_name.lower():
+                entries += self.backend.placement.autoplace(rd['name'], body)
+        return entries
+
+    @staticmethod
+    def refusal(exc):
+        """(status, ApiCallRc list) of a core.errors refusal."""
+        refused = failure(exc)
+        return refused.status, refused.payload
+
+    @staticmethod
+    def busy_reply():
+        """What the controller answers when it cannot take a call now."""
+        return 503, [wire.rc('error', 998, 'The controller is busy; try '
+                             'again.')]
+
+    @staticmethod
+    def error_payload(status, message):
+        code = 998 if status >= 500 else wire.INVLD_REQUEST
+        return [wire.rc('error', code, message)]
+
+    @staticmethod
+    def parse_body(raw):
+        if not raw.strip():
+            return None
+        try:
+            return json.loads(raw)
+        except ValueError as e:
+            raise httpd.HTTPError(400, [wire.rc(
+                'error', wire.INVLD_REQUEST, 'Invalid JSON: %s' % e)])
+
+    def route(self, method, path, query, body):
+        path = path.rstrip('/') or '/'
+        if method in ('POST', 'PUT') and body is None:
+            body = {}
+        if method in ('POST', 'PUT') and not isinstance(body, (dict, list)):
+            raise httpd.HTTPError(400, [wire.rc(
+                'error', wire.INVLD_REQUEST, 'The body must be a JSON '
+                'object.')])
+        allowed = False
+        for verb, pattern, handler in self._compiled:
+            match = pattern.match(path)
+            if match is None:
+                continue
+            allowed = True
+            if verb == method:
+                if isinstance(body, list) and not path.endswith(
+                        '/resources'):
+                    raise httpd.HTTPError(400, [wire.rc(
+                        'error', wire.INVLD_REQUEST, 'The body must be a '
+                        'JSON object.')])
+                status, payload = handler(match.groups(), query, body)
+                return status, _entries(payload)
+        if allowed:
+            raise httpd.HTTPError(405, [wire.rc(
+                'error', wire.INVLD_REQUEST, 'Method %s not allowed on %s' %
+                (method, path))])
+        raise httpd.HTTPError(404, [wire.rc(
+            'error', wire.INVLD_REQUEST, 'No such path: %s' % path)])

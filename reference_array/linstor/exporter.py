@@ -1,0 +1,77 @@
+"""The emulated DRBD devices of each LINSTOR node, as iSCSI LUNs.
+
+A node's own initiator name (``node_initiator``) sees one LUN per volume
+of every resource placed on the node; LUN = DRBD minor - 1000 (minors
+start at 1000, and LUNs below 256 use the simplest SCSI addressing).
+"""
+
+import uuid
+
+from reference_array.core import devices
+from reference_array.linstor import records as records_mod
+
+
+INITIATOR_PREFIX = 'iqn.2026-11.io.cinder-flash:linstor.'
+
+
+def node_initiator(node_name):
+    return INITIATOR_PREFIX + node_name.lower()
+
+
+class LinstorDevice(devices.Device):
+    """The emulated DRBD device of a resource's volume."""
+
+    def __init__(self, store, engine, records, system_id, rd_name,
+                 number, size_kib, minor):
+        self.records = records
+        self.rd_name = rd_name
+        self.number = number
+        naa = bytes([0x60 | (minor >> 8 & 0x0f)]) + uuid.uuid5(
+            uuid.NAMESPACE_OID, '%s/%s/%d' % (system_id, rd_name,
+                                              number)).bytes[:15]
+        super().__init__(store, engine, devices.blocks_of(size_kib),
+                         'LS%08d' % minor, naa)
+
+    def _layer(self):
+        rd = self.records.find_definition(self.rd_name)
+        for vd in (rd or {}).get('vds', []):
+            if vd['volume_number'] == self.number:
+                return vd['_layer']
+        raise self.gone()
+
+
+class LinstorExporter(devices.Exporter):
+
+    def __init__(self, store, engine, records, system_id):
+        """``records``: the LINSTOR records.Records of this array."""
+        self.store = store
+        self.engine = engine
+        self.records = records
+        self.system_id = system_id
+
+    def _node_of(self, initiator):
+        """The node whose own initiator this is, or None."""
+        if not isinstance(initiator, str) or \
+                not initiator.startswith(INITIATOR_PREFIX):
+            return None
+        node = self.records.find(records_mod.NODES,
+                                 initiator[len(INITIATOR_PREFIX):])
+        if node is None or node_initiator(node['name']) != initiator:
+            return None
+        return node['name']
+
+    def luns_for(self, initiator):
+        node = self._node_of(initiator)
+        if node is None:
+            return {}
+        luns = {}
+        for rd in self.records.definitions_on(node):
+            for vd in rd['vds']:
+                luns[vd['minor'] - records_mod.MINOR_BASE] = LinstorDevice(
+                    self.store, self.engine, self.records,
+                    self.system_id, rd['name'], vd['volume_number'],
+                    vd['size_kib'], vd['minor'])
+        return luns
+
+    def chap_for(self, initiator):
+        return None

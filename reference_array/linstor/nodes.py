@@ -1,0 +1,219 @@
+"""LINSTOR nodes, their storage pools and capacity, and the
+controller's properties.
+
+Nodes and storage pools are seeded from the array's config. Diskful
+replicas of a volume share one engine layer: they hold the same bytes,
+and each node's pool is charged for them.
+"""
+
+import uuid
+
+from reference_array.linstor import fields
+from reference_array.linstor import outcomes
+from reference_array.linstor import records as rec
+
+
+class Nodes(object):
+
+    def __init__(self, records, engine, pool_kib):
+        self.records = records
+        self.engine = engine
+        self.pool_kib = pool_kib
+        self.store = records.store
+
+    def seed(self, nodes):
+        with self.store.transaction():
+            for spec in nodes:
+                if self.records.find(rec.NODES, spec['name']) is None:
+                    self.records.put(
+                        rec.NODES, {
+                            'name': spec['name'],
+                            'flags': [],
+                            'props': dict(spec.get('props') or {}),
+                            'uuid': str(uuid.uuid4()),
+                            'pools': {
+                                name: {
+                                    'provider_kind': kind,
+                                    'uuid': str(uuid.uuid4()),
+                                    'props': {} if kind == 'DISKLESS' else {
+                                        'StorDriver/StorPoolName': 'vg-%s' %
+                                        name.lower()
+                                    }
+                                }
+                                for name, kind in spec['pools'].items()
+                            }
+                        })
+            if self.records.find(rec.RGS, rec.DEFAULT_RG) is None:
+                self.records.put(
+                    rec.RGS, {
+                        'name': rec.DEFAULT_RG,
+                        'description': '',
+                        'props': {},
+                        'select_filter': {},
+                        'uuid': str(uuid.uuid4()),
+                        'volume_groups': []
+                    })
+            if not self.store.all(rec.CTRL):
+                self.store.put(rec.CTRL, 1, {
+                    'id': 1,
+                    'name': 'controller',
+                    'props': {}
+                })
+
+    def pool_usage(self, node_name, pool_name):
+        """(used KiB, layers) of one node's pool."""
+        thin = rec.PROVIDERS[self.records.node(node_name)['pools'][pool_name]
+                             ['provider_kind']][0]
+        layers, fat = [], 0
+        for rd in self.store.all(rec.RDS):
+            rsc = rd['resources'].get(node_name)
+            if rsc and rsc.get('pool') == pool_name:
+                layers += [vd['_layer'] for vd in rd['vds']]
+                fat += sum(vd['size_kib'] for vd in rd['vds'])
+            for snap in rd['snapshots'].values():
+                if node_name in snap['nodes'] and snap.get(
+                        'pools', {}).get(node_name) == pool_name:
+                    layers += [v['_layer'] for v in snap['vds']]
+        if not thin:
+            return fat, layers
+        _logical, physical = self.engine.usage(layers)
+        return -(-physical // 1024), layers
+
+    def _pool_view(self, node, name):
+        pool = node['pools'][name]
+        kind = pool['provider_kind']
+        thin, snaps, _clone = rec.PROVIDERS[kind]
+        view = {
+            'storage_pool_name': name,
+            'node_name': node['name'],
+            'provider_kind': kind,
+            'props': dict(pool['props']),
+            'static_traits': {
+                'Provisioning': 'Thin' if thin else 'Fat',
+                'SupportsSnapshots': str(snaps).lower()
+            },
+            'free_space_mgr_name': '%s;%s' % (node['name'], name),
+            'uuid': pool['uuid'],
+            'reports': [],
+            'supports_snapshots': snaps,
+            'external_locking': False
+        }
+        if kind == 'DISKLESS':
+            view['free_capacity'] = view['total_capacity'] = rec.INT64_MAX
+        else:
+            used, _layers = self.pool_usage(node['name'], name)
+            view['total_capacity'] = self.pool_kib
+            view['free_capacity'] = max(self.pool_kib - used, 0)
+        return view
+
+    def storage_pools(self, nodes=(), pools=()):
+        out = []
+        for node in self.store.all(rec.NODES):
+            if nodes and node['name'].lower() not in [
+                    n.lower() for n in nodes
+            ]:
+                continue
+            for name in sorted(node['pools']):
+                if pools and name.lower() not in [p.lower() for p in pools]:
+                    continue
+                out.append(self._pool_view(node, name))
+        return out
+
+    def pool_definitions(self):
+        names = sorted(
+            {p
+             for n in self.store.all(rec.NODES)
+             for p in n['pools']})
+        return [{'storage_pool_name': n, 'props': {}} for n in names]
+
+    def node_view(self, node):
+        kinds = sorted({p['provider_kind'] for p in node['pools'].values()})
+        return {
+            'name': node['name'],
+            'type': 'Satellite',
+            'flags': list(node['flags']),
+            'props': dict(node['props']),
+            'net_interfaces': [{
+                'name': 'default',
+                'address': '127.0.0.1',
+                'satellite_port': 3366,
+                'satellite_encryption_type': 'PLAIN',
+                'is_active': True
+            }],
+            'connection_status': 'ONLINE',
+            'uuid': node['uuid'],
+            'storage_providers': kinds,
+            'resource_layers': ['DRBD', 'STORAGE'],
+            'unsupported_providers': {},
+            'unsupported_layers': {}
+        }
+
+    def nodes(self, names=()):
+        return [
+            self.node_view(n) for n in self.records.named(rec.NODES, names)
+        ]
+
+    def node(self, name):
+        return self.node_view(self.records.node(name))
+
+    def node_flag(self, name, action):
+        with self.store.transaction():
+            node = self.records.node(name)
+            if action == 'evacuate':
+                node['flags'] = sorted(set(node['flags']) | {'EVACUATE'})
+            else:
+                node['flags'] = [
+                    f for f in node['flags']
+                    if f not in ('EVACUATE', 'EVICTED')
+                ]
+            self.records.put(rec.NODES, node)
+        return [
+            outcomes.report(
+                'ok', 'modified', "Node '%s' %s." %
+                (name, 'evacuating' if action == 'evacuate' else 'restored'),
+                obj='node', op='modify', refs={'Node': name})
+        ]
+
+    def controller_props(self):
+        return dict(self.store.get(rec.CTRL, 1)['props'])
+
+    def set_controller_props(self, body):
+        with self.store.transaction():
+            ctrl = self.store.get(rec.CTRL, 1)
+            fields.apply_props(ctrl['props'], body, 'controller')
+            self.store.put(rec.CTRL, 1, ctrl)
+        return [
+            outcomes.report('ok', 'modified', 'Controller properties '
+                            'applied.', obj='ctrl_conf', op='modify')
+        ]
+
+    def delete_controller_prop(self, key):
+        return self.set_controller_props({'delete_props': [key]})
+
+    def check_space(self, rd, nodes):
+        """Thick pools must hold every volume of their replicas."""
+        need = sum(vd['size_kib'] for vd in rd['vds'])
+        for node_name, rsc in rd['resources'].items():
+            if nodes is not None and node_name not in nodes:
+                continue
+            pool = rsc.get('pool')
+            if not pool:
+                continue
+            kind = self.records.node(node_name)['pools'][pool]['provider_kind']
+            if rec.PROVIDERS[kind][0]:
+                continue
+            used, _layers = self.pool_usage(node_name, pool)
+            if used > self.pool_kib:
+                raise outcomes.refused(
+                    'no_space', 'Not enough '
+                    'free space in %s on %s for %d KiB' %
+                    (pool, node_name, need), obj='rsc', op='create')
+
+    def usage(self):
+        """(logical, physical) bytes of every LINSTOR volume."""
+        layers = []
+        for rd in self.store.all(rec.RDS):
+            layers += [vd['_layer'] for vd in rd['vds']]
+            for snap in rd['snapshots'].values():
+                layers += [v['_layer'] for v in snap['vds']]
+        return self.engine.usage(layers)

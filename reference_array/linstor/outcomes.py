@@ -1,0 +1,54 @@
+"""What a LINSTOR backend call did, or why it was refused, in the
+backend's words; ``api`` turns both into ApiCallRc entries.
+
+A ``Report`` says what happened to which object (``event``: created,
+modified, deleted, not_found, already_deployed, deprecated). A refusal is
+a ``core.errors`` exception whose ``subject`` is the LINSTOR object kind
+(``rsc_dfn``, ``rsc``, ``snapshot`` ...) and whose ``reason`` names the
+cause the api maps to LINSTOR's code.
+"""
+
+import collections
+
+from reference_array.core import errors
+
+Report = collections.namedtuple('Report', 'level event message obj op refs')
+# reason -> the core error it is
+REASONS = {
+    'prop': errors.Invalid, 'layer_stack': errors.Invalid,
+    'place_count': errors.Invalid, 'volume_size': errors.Invalid,
+    'rsc_name': errors.Invalid, 'snapshot_name': errors.Invalid,
+    'request': errors.Invalid, 'in_use': errors.Conflict,
+    'no_space': errors.Conflict, 'no_nodes': errors.Conflict,
+    'no_snapshots': errors.NotAllowed, 'no_pool': errors.NotFound,
+}
+
+
+def report(level, event, message, obj=None, op=None, refs=None):
+    """``level``: 'ok', 'info' or 'warn'."""
+    return Report(level, event, message, obj, op, dict(refs or {}))
+
+
+def resource_created(rd_name, node):
+    return report('ok', 'created', "Resource '%s' created on node '%s'." % (
+        rd_name, node), obj='rsc', op='create',
+        refs={'RscDfn': rd_name, 'Node': node})
+
+
+def not_found(obj, what, op=None, refs=None, message=None):
+    return errors.NotFound(message or '%s not found.' % what, subject=obj,
+                           op=op, refs=refs)
+
+
+def exists(obj, what, refs=None):
+    return errors.Conflict('%s already exists.' % what, subject=obj,
+                           reason='exists', op='create', refs=refs)
+
+
+def invalid(message, reason='request', obj=None, op=None):
+    return errors.Invalid(message, subject=obj, reason=reason, op=op)
+
+
+def refused(reason, message, obj=None, op=None, refs=None):
+    return REASONS[reason](message, subject=obj, reason=reason, op=op,
+                           refs=refs)

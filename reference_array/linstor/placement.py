@@ -1,0 +1,227 @@
+"""Where LINSTOR puts replicas: autoplace, spawn and size queries."""
+
+import re
+import uuid
+
+from reference_array.linstor import fields
+from reference_array.linstor import outcomes
+from reference_array.linstor import records as rec
+
+
+class Placement(object):
+
+    def __init__(self, records, pool_kib, nodes, groups, definitions):
+        self.records = records
+        self.pool_kib = pool_kib
+        self.nodes = nodes
+        self.groups = groups
+        self.definitions = definitions
+        self.store = records.store
+
+    def _merged_filter(self, rd, override):
+        merged = dict(self.records.rg(rd['rg'])['select_filter'])
+        merged.update(override or {})
+        return merged
+
+    def _candidates(self, rd, flt):
+        pools = flt.get('storage_pool_list') or []
+        providers = flt.get('provider_list') or []
+        nodes = [n.lower() for n in flt.get('node_name_list') or []]
+        avoid = [r.lower() for r in flt.get('not_place_with_rsc') or []]
+        regex = flt.get('not_place_with_rsc_regex')
+        size = sum(vd['size_kib'] for vd in rd['vds'])
+        out = []
+        for node in self.store.all(rec.NODES):
+            name = node['name']
+            if name in rd['resources'] or set(
+                    node['flags']) & {'EVACUATE', 'EVICTED'} or str(
+                        node['props'].get('AutoplaceTarget',
+                                          'true')).lower() == 'false':
+                continue
+            if nodes and name.lower() not in nodes:
+                continue
+            others = [r['name'] for r in self.records.definitions_on(name)]
+            if any(o.lower() in avoid for o in others) or (regex and any(
+                    re.match(regex, o) for o in others)):
+                continue
+            best = None
+            for pool_name, pool in sorted(node['pools'].items()):
+                kind = pool['provider_kind']
+                if kind == 'DISKLESS' or (pools and pool_name not in pools) \
+                        or (providers and kind not in providers):
+                    continue
+                if not pools and pool_name != rec.DEFAULT_POOL and \
+                        rec.DEFAULT_POOL in node['pools']:
+                    continue
+                used, _layers = self.nodes.pool_usage(name, pool_name)
+                free = self.pool_kib - used
+                if not rec.PROVIDERS[kind][0] and free < size:
+                    continue
+                if best is None or free > best[1]:
+                    best = (pool_name, free)
+            if best:
+                out.append((name, best[0], best[1], node['props']))
+        out.sort(key=lambda c: (-c[2], c[0]))
+        return out
+
+    def _pick(self, rd, flt, count):
+        chosen = []
+        placed = [
+            self.records.node(n)['props'] for n, r in rd['resources'].items()
+            if not r['diskless']
+        ]
+        for cand in self._candidates(rd, flt):
+            props = cand[3]
+            group = placed + [c[3] for c in chosen]
+            if any(
+                    props.get(k) != g.get(k)
+                    for k in flt.get('replicas_on_same') or [] for g in group):
+                continue
+            if any(
+                    props.get(k) is not None and props.get(k) == g.get(k)
+                    for k in flt.get('replicas_on_different') or []
+                    for g in group):
+                continue
+            chosen.append(cand)
+            if len(chosen) == count:
+                return chosen
+        raise outcomes.refused(
+            'no_nodes', 'Not enough available '
+            'nodes: %d more replicas of %s needed, %d '
+            'possible' % (count, rd['name'], len(chosen)), obj='rsc',
+            op='create', refs={'RscDfn': rd['name']})
+
+    def add_resource(self, rd, node_name, pool, diskless, props=None):
+        node = self.records.node(node_name)
+        if diskless:
+            pool = rec.DISKLESS_POOL if rec.DISKLESS_POOL in node['pools'] \
+                else None
+        elif pool not in node['pools'] or \
+                node['pools'][pool]['provider_kind'] == 'DISKLESS':
+            raise outcomes.refused(
+                'no_pool', "Storage pool "
+                "'%s' not found on node '%s'." % (pool, node_name),
+                obj='stor_pool')
+        ids = [r['node_id'] for r in rd['resources'].values()]
+        rd['resources'][node['name']] = {
+            'diskless': bool(diskless),
+            'pool': pool,
+            'props': dict(props or {}),
+            'uuid': str(uuid.uuid4()),
+            'node_id': max(ids + [-1]) + 1,
+            'created': rec.now_ms()
+        }
+        return node['name']
+
+    def _place(self, rd, flt):
+        """Reach place_count diskful replicas; entries for the reply."""
+        diskful = [n for n, r in rd['resources'].items() if not r['diskless']]
+        want = flt.get('place_count', rec.DEFAULT_PLACE_COUNT)
+        if flt.get('additional_place_count'):
+            want = len(diskful) + flt['additional_place_count']
+        entries = []
+        if want < len(diskful):
+            raise outcomes.refused(
+                'place_count', 'Resource %s has %d '
+                'replicas, more than the %d asked' %
+                (rd['name'], len(diskful), want), obj='rsc', op='create')
+        if want == len(diskful):
+            entries.append(
+                outcomes.report(
+                    'info', 'already_deployed', "Resource '%s' was already "
+                    "deployed on %d nodes" % (rd['name'], want), obj='rsc',
+                    op='create', refs={'RscDfn': rd['name']}))
+        else:
+            for name, pool, _free, _props in self._pick(
+                    rd, flt, want - len(diskful)):
+                self.add_resource(rd, name, pool, False)
+                entries.append(outcomes.resource_created(rd['name'], name))
+        if flt.get('diskless_on_remaining') and 'DRBD' in rd['layers']:
+            for node in self.store.all(rec.NODES):
+                if node['name'] not in rd['resources']:
+                    self.add_resource(rd, node['name'], None, True)
+        self.nodes.check_space(rd, None)
+        return entries
+
+    def autoplace(self, name, body):
+        body = body or {}
+        with self.store.transaction():
+            rd = self.records.rd(name, op='create')
+            flt = self.groups.select_filter(body.get('select_filter'), name)
+            if body.get('diskless_on_remaining') is not None:
+                flt['diskless_on_remaining'] = bool(
+                    body['diskless_on_remaining'])
+            if body.get('layer_list'):
+                layers = fields.layers(body['layer_list'], name)
+                if not rd['resources']:
+                    rd['layers'] = layers
+            entries = self._place(rd, self._merged_filter(rd, flt))
+            self.records.put(rec.RDS, rd)
+        return entries
+
+    def spawn(self, rg_name, body):
+        name = body.get('resource_definition_name')
+        sizes = body.get('volume_sizes') or []
+        if not isinstance(sizes, list):
+            raise outcomes.invalid('volume_sizes must be a list')
+        with self.store.transaction():
+            rg = self.records.rg(rg_name, op='create')
+            rd = self.definitions.new_rd(
+                name, body.get('resource_definition_external_name'),
+                rg['name'],
+                fields.properties(body, 'resource_definition_props',
+                                  str(name)), None, 'create')
+            groups = rg['volume_groups']
+            if groups and len(sizes) != len(
+                    groups) and not body.get('partial'):
+                raise outcomes.invalid(
+                    '%d volume sizes for %d volume groups of '
+                    '%s' % (len(sizes), len(groups), rg_name))
+            for number, size in enumerate(sizes):
+                self.definitions.add_vd(rd, number, size)
+            entries = [
+                outcomes.report(
+                    'ok', 'created', "Resource definition '%s' "
+                    "created." % rd['name'], obj='rsc_dfn', op='create',
+                    refs={'RscDfn': rd['name']})
+            ]
+            if not body.get('definitions_only'):
+                flt = self.groups.select_filter(body.get('select_filter'),
+                                                rg_name)
+                entries += self._place(rd, self._merged_filter(rd, flt))
+            self.records.put(rec.RDS, rd)
+        return entries
+
+    def query_size_info(self, rg_name, body):
+        rg = self.records.rg(rg_name)
+        flt = dict(rg['select_filter'])
+        flt.update(
+            self.groups.select_filter((body or {}).get('select_filter'),
+                                      rg_name))
+        count = flt.get('place_count', rec.DEFAULT_PLACE_COUNT)
+        probe = {'name': '', 'resources': {}, 'vds': [], 'layers': []}
+        cands = self._candidates(probe, flt)
+        thin = []
+        for name, pool, _free, _props in cands:
+            kind = self.records.node(name)['pools'][pool]['provider_kind']
+            thin.append(rec.PROVIDERS[kind][0])
+        info = {
+            'default_max_oversubscription_ratio': rec.THIN_RATIO,
+            'max_oversubscription_ratio': rec.THIN_RATIO,
+            'max_free_capacity_oversubscription_ratio': rec.THIN_RATIO,
+            'max_total_capacity_oversubscription_ratio': rec.THIN_RATIO
+        }
+        if len(cands) < count:
+            info.update(max_vlm_size_in_kib=0, available_size_in_kib=0,
+                        capacity_in_kib=0, next_spawn_result=[])
+        else:
+            nth = cands[count - 1]
+            ratio = rec.THIN_RATIO if all(thin[:count]) else 1.0
+            info.update(
+                max_vlm_size_in_kib=int(nth[2] * ratio),
+                available_size_in_kib=nth[2], capacity_in_kib=self.pool_kib,
+                next_spawn_result=[{
+                    'node_name': c[0],
+                    'stor_pool_name': c[1]
+                } for c in cands[:count]])
+        return {'space_info': info, 'reports': []}

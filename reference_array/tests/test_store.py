@@ -1,0 +1,119 @@
+"""The array's object store: keyed lookups, their rollback, old databases."""
+
+import json
+import os
+import sqlite3
+from unittest import mock
+
+import fixtures
+import testtools
+
+from reference_array.core import store as store_mod
+
+
+class StoreKeysTestCase(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                                 'a.db')
+
+    def _store(self):
+        store = store_mod.Store(self.path)
+        self.addCleanup(store.close)
+        return store
+
+    def test_find_by_field_reference_mapping_key_and_folded_name(self):
+        store = self._store()
+        store.put('vols', 1, {'id': 1, 'name': 'Alpha', 'size': 5,
+                              'group': {'ref': '/groups/7'},
+                              'resources': {'node-a': {}, 'node-b': {}},
+                              '_secret': 'hidden'})
+        store.put('vols', 2, {'id': 2, 'name': 'beta', 'size': 5,
+                              'group': {'ref': '/groups/8'},
+                              'resources': {'node-b': {}}})
+        self.assertEqual([1, 2],
+                         [o['id'] for o in store.find('vols', 'size', 5)])
+        self.assertEqual(1, store.first('vols', 'group.ref',
+                                        '/groups/7')['id'])
+        self.assertEqual([1, 2], [o['id'] for o in store.find(
+            'vols', 'resources.key', 'node-b')])
+        self.assertEqual([1], [o['id'] for o in store.find(
+            'vols', 'resources.key', 'node-a')])
+        self.assertEqual(1, store.first('vols', 'name.folded', 'alpha')['id'])
+        self.assertIsNone(store.first('vols', 'name', 'alpha'))
+        # Private fields are never keys; a string is not the number.
+        self.assertEqual([], store.find('vols', '_secret', 'hidden'))
+        self.assertEqual(0, store.count('vols', 'size', '5'))
+
+    def test_long_values_are_found_exactly_by_a_bounded_key(self):
+        store = self._store()
+        long_iqn = 'iqn.2026-01.io.test:' + 'x' * 300
+        store.put('host_iqns', 1, {'id': 1, 'iqn': long_iqn,
+                                   'description': 'd' * 100000})
+        self.assertEqual(1, store.first('host_iqns', 'iqn', long_iqn)['id'])
+        self.assertIsNone(store.first('host_iqns', 'iqn', long_iqn + 'y'))
+        widest = store.connection.execute(
+            'SELECT MAX(LENGTH(value)) FROM object_keys').fetchone()[0]
+        self.assertLessEqual(widest, store_mod.MAX_KEY_TEXT)
+
+    def test_a_change_moves_and_a_delete_drops_the_keys(self):
+        store = self._store()
+        store.put('vols', 1, {'id': 1, 'name': 'a'})
+        store.put('vols', 1, {'id': 1, 'name': 'b'})
+        self.assertIsNone(store.first('vols', 'name', 'a'))
+        self.assertEqual(1, store.count('vols', 'name', 'b'))
+        store.delete('vols', 1)
+        self.assertEqual(0, store.count('vols', 'name', 'b'))
+
+    def test_keys_roll_back_with_their_object(self):
+        store = self._store()
+
+        def refused():
+            with store.transaction():
+                store.put('vols', 1, {'id': 1, 'name': 'a'})
+                raise ValueError('refused')
+        self.assertRaises(ValueError, refused)
+        self.assertIsNone(store.get('vols', 1))
+        self.assertEqual(0, store.count('vols', 'name', 'a'))
+
+    def test_a_lookup_decodes_only_what_it_finds(self):
+        store = self._store()
+        with store.transaction():
+            for n in range(200):
+                store.put('vols', n, {'id': n, 'name': 'v%d' % n,
+                                      'group': {'ref': '/groups/%d' % (
+                                          n % 10)}})
+        with mock.patch.object(store_mod.json, 'loads',
+                               side_effect=json.loads) as loads:
+            self.assertEqual(20, len(store.find('vols', 'group.ref',
+                                                '/groups/3')))
+            self.assertEqual('v42', store.first('vols', 'name',
+                                                'v42')['name'])
+            self.assertEqual(20, store.count('vols', 'group.ref',
+                                             '/groups/4'))
+        self.assertEqual(21, loads.call_count)
+
+    def test_a_database_without_keys_gets_them_when_opened(self):
+        db = sqlite3.connect(self.path)
+        db.executescript("""
+            CREATE TABLE objects (kind TEXT NOT NULL, id INTEGER NOT NULL,
+                                  body TEXT NOT NULL, PRIMARY KEY (kind, id));
+            CREATE TABLE counters (kind TEXT PRIMARY KEY,
+                                   last INTEGER NOT NULL);
+        """)
+        db.execute('INSERT INTO objects VALUES (?, ?, ?)', (
+            'hosts', 3, json.dumps({'id': 3, 'name': 'host-a'})))
+        db.execute('INSERT INTO objects VALUES (?, ?, ?)', (
+            'host_iqns', 4, json.dumps({'id': 4, 'iqn': 'iqn.x:a',
+                                        'host': {'ref': '/hosts/3'}})))
+        db.commit()
+        db.close()
+        store = self._store()
+        self.assertEqual(3, store.first('hosts', 'name', 'host-a')['id'])
+        self.assertEqual(4, store.first('host_iqns', 'iqn', 'iqn.x:a')['id'])
+        self.assertEqual(1, store.count('host_iqns', 'host.ref', '/hosts/3'))
+        store.close()
+        # Keyed once: opening again does not rebuild (nor lose) them.
+        again = self._store()
+        self.assertEqual(3, again.first('hosts', 'name', 'host-a')['id'])
