@@ -23,6 +23,10 @@ from reference_array import launch  # noqa: E402
 INITIATOR = 'iqn.2026-11.io.cinder-flash:crash'
 BLOCK = 64 * 1024
 VOLUME_GIB = 1
+# Each round kills the array after this many acknowledged writes (and a
+# random moment more), or after ROUND_TIMEOUT seconds if the writes stall.
+WRITES_PER_ROUND = 12
+ROUND_TIMEOUT = 120
 
 
 class Array(launch.ArrayProcess):
@@ -132,8 +136,15 @@ def run_rounds(data_dir, rounds, seed=1):
                         return
                     acked.append((slot * BLOCK, pattern))
             thread = threading.Thread(target=writer)
+            before = len(acked)
             thread.start()
-            time.sleep(rnd.uniform(1.0, 3.0))
+            # The kill comes after a number of acknowledged writes, not
+            # after a time: a loaded machine acknowledges fewer per second.
+            deadline = time.monotonic() + ROUND_TIMEOUT
+            while (len(acked) - before < WRITES_PER_ROUND and
+                   thread.is_alive() and time.monotonic() < deadline):
+                time.sleep(0.05)
+            time.sleep(rnd.uniform(0.0, 0.5))
             array.kill()
             stop.set()
             # The write in flight was not acknowledged: no need to wait.

@@ -9,9 +9,8 @@ import os
 import re
 
 import jsonschema
+import testtools
 import yaml
-
-from cinder.tests.unit import test
 
 from reference_array.tests import array_fixture
 
@@ -61,7 +60,7 @@ def _schema_for(spec, method, path, status):
     return None, None
 
 
-class LinstorWireTestCase(test.TestCase):
+class LinstorWireTestCase(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
