@@ -8,6 +8,8 @@ from oslo_config import cfg
 
 from cinder_driver.common import exception
 from cinder_driver.common import options as common_options
+from cinder_driver.common import tls
+from cinder_driver.common import versions
 from cinder_driver.k2 import client as k2_client
 from cinder_driver.k2 import options as k2_options
 from cinder_driver.linstor import client as linstor_client
@@ -74,8 +76,6 @@ def _load(config_files, backend):
 
 
 def run(config_files, backend):
-    from cinder_driver.common import config as flash_config
-
     report = Report(backend)
     try:
         conf = _load(config_files, backend)
@@ -94,12 +94,7 @@ def run(config_files, backend):
                        'cinder-flash driver (expected one of: %s)' % (
                            driver, ', '.join(sorted(DRIVERS))))
             return report
-        if family[0] == 'linstor':
-            verify = conf.linstor_trusted_ca or True
-            if not conf.linstor_verify_tls:
-                verify = False
-        else:
-            verify = flash_config.tls_verify(conf)
+        verify = tls.verify(conf, family[0], log=None)
     except (cfg.Error, ValueError) as e:
         report.add(FAIL, 'config', str(e))
         return report
@@ -228,11 +223,11 @@ def _check_linstor(report, conf, protocol, verify):
         return
     report.add(PASS, 'credentials', 'controller %s accepted the client' %
                version.get('version', '?'))
-    api = linstor_client.api_version(version['rest_api_version'])
-    if api < linstor_client.MIN_API_VERSION:
+    if not versions.at_least(version['rest_api_version'],
+                             linstor_client.MIN_API_VERSION):
         report.add(FAIL, 'api', 'REST API %s; at least %s is needed' % (
             version['rest_api_version'],
-            '.'.join(map(str, linstor_client.MIN_API_VERSION))))
+            versions.dotted(linstor_client.MIN_API_VERSION)))
     else:
         report.add(PASS, 'api', 'REST API %s' % version['rest_api_version'])
     nodes = {n.get('name'): n for n in client.nodes()}
@@ -319,10 +314,10 @@ def _tls(report, host, port, verify, timeout):
 def _api(report, state):
     version = state.get('rest_api_version')
     name = state.get('system_name', '?')
-    if not k2_client.supported_api(version):
+    if not versions.at_least(version, k2_client.MIN_API_VERSION):
         report.add(FAIL, 'api', 'array %s has REST API %s; at least %s '
-                   'is needed' % (name, version, '.'.join(
-                       map(str, k2_client.MIN_API_VERSION))))
+                   'is needed' % (name, version, versions.dotted(
+                       k2_client.MIN_API_VERSION)))
     elif str(state.get('state', '')).upper() != 'ONLINE':
         report.add(FAIL, 'api', 'array %s is %s, not ONLINE' % (
             name, state.get('state')))

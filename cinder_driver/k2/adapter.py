@@ -20,11 +20,12 @@ from cinder.objects import fields
 from oslo_log import log as logging
 from oslo_utils import units
 
-from cinder_driver.common import config as flash_config
 from cinder_driver.common import exception as flash_exception
 from cinder_driver.common import extra_specs
 from cinder_driver.common import naming
 from cinder_driver.common import stats as flash_stats
+from cinder_driver.common import tls
+from cinder_driver.common import versions
 from cinder_driver.k2 import client as k2_client
 from cinder_driver.k2 import groups
 from cinder_driver.k2 import hostcopy
@@ -195,7 +196,7 @@ class K2Adapter(flash_stats.CachedStats, groups.GroupOps,
 
         self.primary = self.client = make_client(
             conf.san_ip, conf.san_login, conf.san_password,
-            conf.safe_get('san_api_port'), flash_config.tls_verify(conf))
+            conf.safe_get('san_api_port'), tls.verify(conf, tls.K2))
         self._setup_replication(make_client)
 
     def check_for_setup_error(self):
@@ -207,12 +208,14 @@ class K2Adapter(flash_stats.CachedStats, groups.GroupOps,
         self.capabilities = self.client.discover_capabilities()
         state = self.client.system_state()
         version = state.get('rest_api_version')
-        if not k2_client.supported_api(version):
+        if not versions.at_least(version, k2_client.MIN_API_VERSION):
             raise flash_exception.ArrayAPIError(
                 array=self.client.http.array_name, method='GET',
                 path='/system/state', reason=_(
-                    'REST API %s is older than the 2.2.0 this driver '
-                    'needs') % version)
+                    'REST API %(version)s is older than the %(minimum)s this '
+                    'driver needs') % {'version': version, 'minimum':
+                                       versions.dotted(
+                                           k2_client.MIN_API_VERSION)})
         self._load_targets(state)
         # Backends on the same array can hand volumes to each other.
         self.location = 'cinder-flash:k2:%s' % state.get('system_id')

@@ -1,7 +1,5 @@
 """HTTP client of the K2 REST API v2: endpoints only, no Cinder logic."""
 
-import re
-
 from cinder_driver.common import exception
 from cinder_driver.common import http
 
@@ -12,19 +10,6 @@ BUSY_CODES = frozenset(('MC_ERR_BUSY', 'MC_ERR_BUSY_SPECIFIC',
                         'MC_ERR_INPROGRESS', 'MC_ERR_START_TIMEOUT'))
 DEFAULT_PORT = 443
 MIN_API_VERSION = (2, 2, 0)
-
-
-def api_version(text):
-    """'2.10.3-rc1' -> (2, 10, 3); missing or odd parts count as 0."""
-    parts = []
-    for piece in str(text).split('.')[:3]:
-        digits = re.match(r'\d*', piece).group()
-        parts.append(int(digits) if digits else 0)
-    return tuple(parts)
-
-
-def supported_api(text):
-    return text is not None and api_version(text) >= MIN_API_VERSION
 
 
 def _error_text(payload):

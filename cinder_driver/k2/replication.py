@@ -26,9 +26,9 @@ from cinder.i18n import _
 from cinder.objects import fields
 from oslo_log import log as logging
 
-from cinder_driver.common import config as flash_config
 from cinder_driver.common import exception as flash_exception
 from cinder_driver.common import naming
+from cinder_driver.common import tls
 from cinder_driver.k2 import client as k2_client
 
 LOG = logging.getLogger(__name__)
@@ -98,7 +98,7 @@ def parse_device(configuration):
     verify = device.get('driver_ssl_cert_verify')
     if verify is None:
         # Like the backend: verified unless the section turned it off.
-        verify = flash_config.tls_verify(configuration) is not False
+        verify = tls.verify(configuration, tls.K2, log=None) is not False
     elif str(verify).lower() in ('true', 'false'):
         verify = str(verify).lower() == 'true'
     else:

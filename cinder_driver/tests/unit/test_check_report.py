@@ -21,12 +21,14 @@ class CheckReportTestCase(test.TestCase):
         self.assertFalse(check.Report('x').ok)
 
     def test_version_compare(self):
+        from cinder_driver.common import versions
         from cinder_driver.k2 import client
-        self.assertFalse(client.supported_api('2.1.9'))
-        self.assertFalse(client.supported_api(None))
-        self.assertTrue(client.supported_api('2.2.0'))
-        self.assertTrue(client.supported_api('2.10.0-rc1'))
-        self.assertEqual((2, 10, 3), client.api_version('2.10.3-rc1'))
+        minimum = client.MIN_API_VERSION
+        self.assertFalse(versions.at_least('2.1.9', minimum))
+        self.assertFalse(versions.at_least(None, minimum))
+        self.assertTrue(versions.at_least('2.2.0', minimum))
+        self.assertTrue(versions.at_least('2.10.0-rc1', minimum))
+        self.assertEqual((2, 10, 3), versions.parse('2.10.3-rc1').release)
 
     def test_api_rejects_old_or_offline_arrays(self):
         for state, verdict in (
