@@ -375,10 +375,10 @@ class _Faults(object):
 
 
 def _client(info):
-    from cinder_driver.k2 import client as k2_client
+    from cinder_driver.k2 import rest
     host, port = info['k2'][len('https://'):].rsplit(':', 1)
-    return k2_client.K2Client(host, info['user'], info['password'],
-                              port=int(port), verify=info['ca_cert'])
+    return rest.K2Rest(host, info['user'], info['password'],
+                       port=int(port), verify=info['ca_cert'])
 
 
 def run_soak(info, operations, seed, replica=None):

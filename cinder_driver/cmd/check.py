@@ -12,6 +12,7 @@ from cinder_driver.common import tls
 from cinder_driver.common import versions
 from cinder_driver.k2 import client as k2_client
 from cinder_driver.k2 import options as k2_options
+from cinder_driver.k2 import rest as k2_rest
 from cinder_driver.linstor import client as linstor_client
 from cinder_driver.linstor import options as linstor_options
 
@@ -111,7 +112,7 @@ def run(config_files, backend):
 
 def _k2_endpoint(conf):
     host = conf.san_ip
-    port = conf.safe_get('san_api_port') or k2_client.DEFAULT_PORT
+    port = conf.safe_get('san_api_port') or k2_rest.DEFAULT_PORT
     return host, port
 
 
@@ -136,7 +137,7 @@ def _check_k2(report, conf, protocol, verify):
             report.add(SKIP, name, 'TLS failed')
         return
 
-    client = k2_client.K2Client(
+    client = k2_rest.K2Rest(
         host, conf.san_login, conf.san_password, port=port, verify=verify,
         connect_timeout=timeout, read_timeout=conf.flash_rest_read_timeout,
         retries=0)

@@ -30,6 +30,7 @@ from cinder_driver.k2 import client as k2_client
 from cinder_driver.k2 import groups
 from cinder_driver.k2 import hostcopy
 from cinder_driver.k2 import replication
+from cinder_driver.k2 import rest as k2_rest
 
 LOG = logging.getLogger(__name__)
 
@@ -187,7 +188,7 @@ class K2Adapter(flash_stats.CachedStats, groups.GroupOps,
                     reason='required by the K2 driver')
 
         def make_client(host, login, password, port, verify):
-            return k2_client.K2Client(
+            return k2_rest.K2Rest(
                 host, login, password, port=port, verify=verify,
                 connect_timeout=conf.flash_rest_connect_timeout,
                 read_timeout=conf.flash_rest_read_timeout,
@@ -225,8 +226,8 @@ class K2Adapter(flash_stats.CachedStats, groups.GroupOps,
             raise flash_exception.InvalidBackendConfig(
                 option='k2_retention_policy', value=name,
                 reason='no retention policy of that name on the array')
-        self.retention_policy = k2_client.ref('retention_policies',
-                                              policy['id'])
+        self.retention_policy = k2_rest.ref('retention_policies',
+                                            policy['id'])
 
     def _load_targets(self, state):
         if self.protocol == constants.ISCSI:
@@ -311,7 +312,7 @@ class K2Adapter(flash_stats.CachedStats, groups.GroupOps,
             if required:
                 raise exception.VolumeNotFound(volume_id=volume.id)
             return None
-        return k2_client.ref_id(found['volume_group']), found['id']
+        return k2_rest.ref_id(found['volume_group']), found['id']
 
     def _snapshot_ids(self, snapshot):
         """(snapshot_id, volsnap_id) of a Cinder snapshot on the array."""
@@ -337,8 +338,8 @@ class K2Adapter(flash_stats.CachedStats, groups.GroupOps,
         body = {'name': naming.volume_name(volume),
                 'description': _owner(volume),
                 'size': size_gib * KIB_PER_GIB,
-                'volume_group': k2_client.ref('volume_groups',
-                                              group['id'])}
+                'volume_group': k2_rest.ref('volume_groups',
+                                            group['id'])}
         if source is not None:
             body['source'] = source
         # Nothing half-created: the empty group goes with a failure.
@@ -381,7 +382,7 @@ class K2Adapter(flash_stats.CachedStats, groups.GroupOps,
             'name': naming.volume_name(volume),
             'description': _owner(volume),
             'size': volume.size * KIB_PER_GIB,
-            'volume_group': k2_client.ref('volume_groups', vg['id'])})
+            'volume_group': k2_rest.ref('volume_groups', vg['id'])})
         return {'provider_id': self._pid(vg['id'], vol['id'], shared=True)}
 
     def delete_volume(self, volume):
@@ -397,17 +398,13 @@ class K2Adapter(flash_stats.CachedStats, groups.GroupOps,
         group_id, volume_id = ids
         try:
             self.client.delete('volumes', volume_id)
-        except flash_exception.ArrayAPIError as e:
-            if e.status == 400:
-                raise exception.VolumeIsBusy(volume_name=volume.name)
-            raise
+        except flash_exception.ObjectBusy:
+            raise exception.VolumeIsBusy(volume_name=volume.name)
         if self._shared(volume):
             return
         try:
             self.client.delete('volume_groups', group_id)
-        except flash_exception.ArrayAPIError as e:
-            if e.status != 400 or k2_client.is_busy_error(e):
-                raise
+        except flash_exception.ObjectBusy as e:
             # Cinder deletes its snapshots before their volume, so what
             # is left was made on the array by someone else: keep it.
             LOG.warning('Volume %(vol)s deleted; its volume group %(vg)s is '
@@ -438,21 +435,21 @@ class K2Adapter(flash_stats.CachedStats, groups.GroupOps,
         if not self.capabilities.get('volume_source'):
             return self._create_by_host_copy(volume, source_volume=src_vref)
         return self._create(volume, volume.size,
-                            source=k2_client.ref('volumes', src_id))
+                            source=k2_rest.ref('volumes', src_id))
 
     def create_volume_from_snapshot(self, volume, snapshot):
         _snap_id, volsnap_id = self._snapshot_ids(snapshot)
         if not self.capabilities.get('volume_source'):
             return self._create_by_host_copy(volume, volsnap_id=volsnap_id)
         return self._create(volume, volume.size,
-                            source=k2_client.ref('volsnaps', volsnap_id))
+                            source=k2_rest.ref('volsnaps', volsnap_id))
 
     # -- snapshots -----------------------------------------------------------
     def create_snapshot(self, snapshot):
         group_id, _volume_id = self._volume_ids(snapshot.volume)
         snap = self.client.create_unique('snapshots', {
             'short_name': naming.snapshot_name(snapshot),
-            'source': k2_client.ref('volume_groups', group_id),
+            'source': k2_rest.ref('volume_groups', group_id),
             'retention_policy': self.retention_policy,
             'is_auto_deleteable': False, 'description': _owner(snapshot)},
             short_name=naming.snapshot_name(snapshot))
@@ -478,10 +475,8 @@ class K2Adapter(flash_stats.CachedStats, groups.GroupOps,
             return
         try:
             self.client.delete('snapshots', snap_id)
-        except flash_exception.ArrayAPIError as e:
-            if e.status == 400:
-                raise exception.SnapshotIsBusy(snapshot_name=snapshot.name)
-            raise
+        except flash_exception.ObjectBusy:
+            raise exception.SnapshotIsBusy(snapshot_name=snapshot.name)
 
     def revert_to_snapshot(self, volume, snapshot):
         if self._shared(volume) or _is_shared(snapshot.provider_id):
@@ -491,7 +486,7 @@ class K2Adapter(flash_stats.CachedStats, groups.GroupOps,
         group_id, _volume_id = self._volume_ids(volume)
         snap_id, _volsnap = self._snapshot_ids(snapshot)
         self.client.update('volume_groups', group_id, {
-            'last_restored_from': k2_client.ref('snapshots', snap_id)})
+            'last_restored_from': k2_rest.ref('snapshots', snap_id)})
 
     # -- attach --------------------------------------------------------------
     def _initiators(self, connector):
@@ -527,7 +522,7 @@ class K2Adapter(flash_stats.CachedStats, groups.GroupOps,
     def _find_host(self, kind, field, ports):
         """The host that holds any of the initiators, in one search."""
         found = self.client.search(kind, **{field + '__in': ','.join(ports)})
-        return k2_client.ref_id(found[0]['host']) if found else None
+        return k2_rest.ref_id(found[0]['host']) if found else None
 
     def _chap(self, host_name):
         """(username, secret) the host must log in with, or None.
@@ -560,19 +555,15 @@ class K2Adapter(flash_stats.CachedStats, groups.GroupOps,
             body['host_auth_profile'] = self._auth_profile(name, chap)
         try:
             host = self.client.create_unique('hosts', body, name=name)
-        except flash_exception.ArrayAPIError as e:
-            if e.status != 400 or k2_client.is_busy_error(e):
-                raise
+        except flash_exception.ObjectExists:
             return self._known_host(name, chap, body, kind, field, ports)
         for port in ports:
             try:
                 self.client.create_unique(
-                    kind, {field: port, 'host': k2_client.ref('hosts',
-                                                              host['id'])},
+                    kind, {field: port, 'host': k2_rest.ref('hosts',
+                                                            host['id'])},
                     **{field: port})
-            except flash_exception.ArrayAPIError as e:
-                if e.status != 400 or k2_client.is_busy_error(e):
-                    raise
+            except flash_exception.ObjectExists:
                 # The initiator belongs to a host of another name: that
                 # one is the host, the new one goes.
                 found = self._find_host(kind, field, ports)
@@ -596,8 +587,8 @@ class K2Adapter(flash_stats.CachedStats, groups.GroupOps,
             host_id = host['id']
             for port in ports:
                 self.client.create_unique(
-                    kind, {field: port, 'host': k2_client.ref('hosts',
-                                                              host_id)},
+                    kind, {field: port, 'host': k2_rest.ref('hosts',
+                                                            host_id)},
                     **{field: port})
         if chap is not None:
             # A host made before CHAP was turned on gets its profile.
@@ -609,12 +600,16 @@ class K2Adapter(flash_stats.CachedStats, groups.GroupOps,
         user, secret = chap
         body = {'name': name, 'auth_type': 'CHAP', 'username': user,
                 'secret': secret}
-        profile, created = self.client.create_or_get(
-            'host_auth_profiles', body, name=name)
-        if not created:
+        try:
+            profile = self.client.create_unique('host_auth_profiles', body,
+                                                name=name)
+        except flash_exception.ObjectExists:
+            profile = self.client.find('host_auth_profiles', name=name)
+            if profile is None:
+                raise
             self.client.update('host_auth_profiles', profile['id'], {
                 'username': user, 'secret': secret})
-        return k2_client.ref('host_auth_profiles', profile['id'])
+        return k2_rest.ref('host_auth_profiles', profile['id'])
 
     def _forget_host(self, connector):
         kind, _field, ports = self._initiators(connector)
@@ -622,16 +617,14 @@ class K2Adapter(flash_stats.CachedStats, groups.GroupOps,
             self._hosts.pop((kind, tuple(ports)), None)
 
     def _map(self, volume_id, host_id):
-        volume_ref = k2_client.ref('volumes', volume_id)
-        host_ref = k2_client.ref('hosts', host_id)
+        volume_ref = k2_rest.ref('volumes', volume_id)
+        host_ref = k2_rest.ref('hosts', host_id)
         try:
             return self.client.create_unique(
                 'mappings', {'volume': volume_ref, 'host': host_ref},
                 **{'volume.ref': volume_ref['ref'],
                    'host.ref': host_ref['ref']})['lun']
-        except flash_exception.ArrayAPIError as e:
-            if e.status != 400:
-                raise
+        except flash_exception.ObjectExists:
             existing = self.client.find('mappings', **{
                 'volume.ref': volume_ref['ref'],
                 'host.ref': host_ref['ref']})
@@ -644,9 +637,7 @@ class K2Adapter(flash_stats.CachedStats, groups.GroupOps,
         host_id = self._host_id(connector, create=True)
         try:
             lun = self._map(volume_id, host_id)
-        except flash_exception.ArrayAPIError as e:
-            if e.status != 400:
-                raise
+        except flash_exception.ObjectExists:
             # The cached host may have been removed on the array.
             self._forget_host(connector)
             lun = self._map(volume_id, self._host_id(connector, True))
@@ -806,9 +797,9 @@ class K2Adapter(flash_stats.CachedStats, groups.GroupOps,
             copy = self.client.create_unique('volumes', {
                 'name': naming.volume_name(volume) + '-r',
                 'size': old['size'],
-                'volume_group': k2_client.ref('volume_groups',
-                                              temp_group['id']),
-                'source': k2_client.ref('volumes', volume_id)},
+                'volume_group': k2_rest.ref('volume_groups',
+                                            temp_group['id']),
+                'source': k2_rest.ref('volumes', volume_id)},
                 name=naming.volume_name(volume) + '-r')
         try:
             self.client.delete('volumes', volume_id)
@@ -853,9 +844,7 @@ class K2Adapter(flash_stats.CachedStats, groups.GroupOps,
                 raise exception.ManageExistingInvalidReference(
                     existing_ref=existing_ref,
                     reason=_('source-id must be a K2 %s id') % resource)
-            except flash_exception.ArrayAPIError as e:
-                if e.status != 404:
-                    raise
+            except flash_exception.ObjectNotFound:
                 return None
         if 'source-name' in existing_ref:
             return self.client.find(resource, **dict(
@@ -883,7 +872,7 @@ class K2Adapter(flash_stats.CachedStats, groups.GroupOps,
                 existing_ref=existing_ref,
                 reason=_('%s is not in a volume group (a built-in volume)')
                 % vol['name'])
-        group_id = k2_client.ref_id(vol['volume_group'])
+        group_id = k2_rest.ref_id(vol['volume_group'])
         group = self.client.get('volume_groups', group_id)
         reason = None
         owner = vol.get('description') or ''

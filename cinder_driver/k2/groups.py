@@ -18,7 +18,7 @@ from oslo_log import log as logging
 
 from cinder_driver.common import exception as flash_exception
 from cinder_driver.common import naming
-from cinder_driver.k2 import client as k2_client
+from cinder_driver.k2 import rest as k2_rest
 
 LOG = logging.getLogger(__name__)
 GROUP_PREFIX = 'cgrp-'
@@ -42,7 +42,7 @@ class GroupOps(object):
             raise exception.VolumeDriverException(message=_(
                 'A group can be created from a source only on arrays that '
                 'copy volumes (no volume_source capability here).'))
-        return k2_client.ref(kind, obj_id)
+        return k2_rest.ref(kind, obj_id)
 
     def _group_vg(self, group, required=True):
         found = self.client.find('volume_groups', name=group_name(group))
@@ -110,14 +110,13 @@ class GroupOps(object):
     def _move_into(self, volume, vg):
         own, volume_id = self._volume_ids(volume)
         self.client.update('volumes', volume_id, {
-            'volume_group': k2_client.ref('volume_groups', vg['id'])})
+            'volume_group': k2_rest.ref('volume_groups', vg['id'])})
         if not self._shared(volume):
             # Its own group goes unless it still holds snapshots.
             try:
                 self.client.delete('volume_groups', own)
-            except flash_exception.ArrayAPIError as e:
-                if e.status != 400:
-                    raise
+            except flash_exception.ObjectBusy:
+                pass
         return {'id': volume.id,
                 'provider_id': self._pid(vg['id'], volume_id, shared=True)}
 
@@ -130,7 +129,7 @@ class GroupOps(object):
                 'name': naming.group_name(volume), 'quota': 0,
                 'is_dedup': self._type_dedup(volume.volume_type)})
         self.client.update('volumes', volume_id, {
-            'volume_group': k2_client.ref('volume_groups', own['id'])})
+            'volume_group': k2_rest.ref('volume_groups', own['id'])})
         return {'id': volume.id,
                 'provider_id': self._pid(own['id'], volume_id)}
 
@@ -140,7 +139,7 @@ class GroupOps(object):
         vg = self._group_vg(group_snapshot.group)
         snap = self.client.create('snapshots', {
             'short_name': GROUP_SNAPSHOT_PREFIX + group_snapshot.id,
-            'source': k2_client.ref('volume_groups', vg['id']),
+            'source': k2_rest.ref('volume_groups', vg['id']),
             'retention_policy': self.retention_policy,
             'is_auto_deleteable': False})
         members = {vs['source']['ref']: vs['id'] for vs in self.client.search(
@@ -199,7 +198,7 @@ class GroupOps(object):
                 'name': naming.volume_name(volume),
                 'description': self._owner(volume),
                 'size': volume.size * self.KIB_PER_GIB,
-                'volume_group': k2_client.ref('volume_groups', vg['id']),
+                'volume_group': k2_rest.ref('volume_groups', vg['id']),
                 'source': self._group_source(kind, obj_id)})
             updates.append({'id': volume.id, 'status': 'available',
                             'provider_id': self._pid(vg['id'], created['id'],

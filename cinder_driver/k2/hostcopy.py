@@ -21,7 +21,7 @@ from oslo_log import log as logging
 from oslo_serialization import jsonutils
 
 from cinder_driver.common import naming
-from cinder_driver.k2 import client as k2_client
+from cinder_driver.k2 import rest as k2_rest
 
 LOG = logging.getLogger(__name__)
 COPY_SNAPSHOT_PREFIX = 'cc-'
@@ -85,7 +85,7 @@ class HostCopyOps(object):
         group_id, source_id = self._volume_ids(source_volume)
         snap = self.client.create('snapshots', {
             'short_name': COPY_SNAPSHOT_PREFIX + volume.id,
-            'source': k2_client.ref('volume_groups', group_id),
+            'source': k2_rest.ref('volume_groups', group_id),
             'retention_policy': self.retention_policy,
             'is_auto_deleteable': False})
         volsnap = self.client.find('volsnaps', **{
@@ -106,8 +106,8 @@ class HostCopyOps(object):
             luns = []
             for resource, obj_id in (source, target):
                 mapping = self.client.create('mappings', {
-                    'volume': k2_client.ref(resource, obj_id),
-                    'host': k2_client.ref('hosts', host_id)})
+                    'volume': k2_rest.ref(resource, obj_id),
+                    'host': k2_rest.ref('hosts', host_id)})
                 mappings.append(mapping['id'])
                 luns.append(mapping['lun'])
             self._qemu_copy(connector, *luns)

@@ -29,7 +29,7 @@ from oslo_log import log as logging
 from cinder_driver.common import exception as flash_exception
 from cinder_driver.common import naming
 from cinder_driver.common import tls
-from cinder_driver.k2 import client as k2_client
+from cinder_driver.k2 import rest as k2_rest
 
 LOG = logging.getLogger(__name__)
 SESSION_PREFIX = 'crs-'
@@ -163,8 +163,8 @@ class ReplicationOps(object):
                            'replication/peer_k2arrays entry)' % (
                                client.http.array_name,
                                other.http.array_name))
-            self._peer_refs[key] = k2_client.ref('replication/peer_k2arrays',
-                                                 peer['id'])
+            self._peer_refs[key] = k2_rest.ref('replication/peer_k2arrays',
+                                               peer['id'])
         return self._peer_refs[key]
 
     def _check_replication(self):
@@ -198,16 +198,16 @@ class ReplicationOps(object):
         peer = self._peer_ref(self.client, self._other())
         session = self.client.create_unique('replication/sessions', {
             'name': name, 'replication_peer_k2array': peer,
-            'local_volume_group': k2_client.ref('volume_groups', group_id),
+            'local_volume_group': k2_rest.ref('volume_groups', group_id),
             'replication_peer_volume_group_name': naming.group_name(volume),
             'remote_replication_session_name': name,
             'rpo': self.replica['rpo']}, name=name)
         try:
             self.client.create('replication/peer_volumes', {
-                'local_volume': k2_client.ref('volumes', volume_id),
+                'local_volume': k2_rest.ref('volumes', volume_id),
                 'name': naming.volume_name(volume),
-                'replication_session': k2_client.ref('replication/sessions',
-                                                     session['id'])})
+                'replication_session': k2_rest.ref('replication/sessions',
+                                                   session['id'])})
             self.client.update('replication/sessions', session['id'],
                                {'state': 'in_sync'})
         except Exception:
@@ -335,7 +335,7 @@ class ReplicationOps(object):
             updates.append({'volume_id': volume.id, 'updates': {
                 'replication_status': fields.ReplicationStatus.FAILED_OVER,
                 'provider_id': self._pid(
-                    k2_client.ref_id(copy['volume_group']), copy['id'],
+                    k2_rest.ref_id(copy['volume_group']), copy['id'],
                     on_secondary=True)}})
         return updates
 
@@ -410,7 +410,7 @@ class ReplicationOps(object):
             updates.append({'volume_id': volume.id, 'updates': {
                 'replication_status': fields.ReplicationStatus.ENABLED,
                 'provider_id': self._pid(
-                    k2_client.ref_id(copy['volume_group']), copy['id'],
+                    k2_rest.ref_id(copy['volume_group']), copy['id'],
                     on_secondary=False)}})
         done = {u['volume_id'] for u in updates}
         for volume in volumes:

@@ -14,18 +14,29 @@ from oslo_utils import uuidutils
 from cinder_driver.common import exception as flash_exception
 from cinder_driver.common import options as common_options
 from cinder_driver.k2 import adapter
-from cinder_driver.k2 import client
 from cinder_driver.k2 import options as k2_options
+from cinder_driver.k2 import rest
 
 CONNECTOR = {'host': 'compute-1',
              'initiator': 'iqn.1993-08.org.debian:01:c1',
              'wwpns': ['10000090FA000001']}
 
 
-def api_error(status, text='refused'):
-    return flash_exception.ArrayAPIError(
-        array='K2 test', method='X', path='/x', reason=text, status=status,
-        error_code=text)
+def api_error(status, text='refused', kind=None):
+    cls = kind or {404: flash_exception.ObjectNotFound}.get(
+        status, flash_exception.ArrayAPIError)
+    return cls(message='K2 test: X /x failed: %s' % text, status=status,
+               error_code=text)
+
+
+def exists(text='exists'):
+    """A refused create (K2: HTTP 400)."""
+    return api_error(400, text, flash_exception.ObjectExists)
+
+
+def busy(text='in use'):
+    """A refused delete (K2: HTTP 400)."""
+    return api_error(400, text, flash_exception.ObjectBusy)
 
 
 class AdapterTestCase(test.TestCase):
@@ -48,30 +59,18 @@ class AdapterTestCase(test.TestCase):
             self.override_config(key, value, group=self.GROUP)
         self.conf = conf
         self.adapter = adapter.K2Adapter(conf, self.PROTOCOL, '1.0.0')
-        self.client = mock.Mock(spec=client.K2Client)
+        self.client = mock.Mock(spec=rest.K2Rest)
         self.client.http = mock.Mock(array_name='K2 test')
         # Lost answers are the client's business (test_k2_client): here a
         # unique create is a create.
         self.client.create_unique.side_effect = (
             lambda resource, body, **key: self.client.create(resource, body))
-        self.client.create_or_get.side_effect = self._create_or_get
         self.adapter.client = self.client
         self.adapter.capabilities = {'volume_source': True}
         self.adapter.target_iqn = 'iqn.2026-11.io.example:k2'
         self.adapter.portals = ['192.0.2.21:3260', '192.0.2.22:3260']
         self.adapter.fc_targets = ['50024f4000000100', '50024f4000000101']
         self.adapter.retention_policy = {'ref': '/retention_policies/1'}
-
-    def _create_or_get(self, resource, body, **key):
-        try:
-            return self.client.create(resource, body), True
-        except flash_exception.ArrayAPIError as e:
-            if e.status != 400:
-                raise
-            found = self.client.find(resource, **key)
-            if found is None:
-                raise
-            return found, False
 
     def volume(self, provider_id='7/9', size=1, **specs):
         vol = fake_volume.fake_volume_obj(

@@ -30,7 +30,7 @@ class ISCSIAttachTestCase(k2_fakes.AdapterTestCase):
     def test_known_host_found_by_initiator_is_cached(self):
         # Its name is taken: the host is then found by initiator.
         self.client.create.side_effect = [
-            k2_fakes.api_error(400, 'exists'), {'id': 8, 'lun': 2},
+            k2_fakes.exists(), {'id': 8, 'lun': 2},
             {'id': 9, 'lun': 3}]
         self.client.search.return_value = [{'id': 1, 'host':
                                             {'ref': '/hosts/3'}}]
@@ -45,7 +45,7 @@ class ISCSIAttachTestCase(k2_fakes.AdapterTestCase):
     def test_existing_host_name_gets_the_new_initiator(self):
         self.client.search.return_value = []
         self.client.find.return_value = {'id': 3, 'name': 'compute-1'}
-        self.client.create.side_effect = [k2_fakes.api_error(400, 'exists'),
+        self.client.create.side_effect = [k2_fakes.exists(),
                                           {'id': 1}, {'id': 8, 'lun': 1}]
         self.adapter.initialize_connection(self.volume(), CONNECTOR)
         iqn_call = self.client.create.call_args_list[1]
@@ -55,7 +55,7 @@ class ISCSIAttachTestCase(k2_fakes.AdapterTestCase):
 
     def test_initiator_of_another_host_wins(self):
         self.client.create.side_effect = [
-            {'id': 5}, k2_fakes.api_error(400, 'exists'),
+            {'id': 5}, k2_fakes.exists(),
             {'id': 8, 'lun': 1}]
         self.client.search.return_value = [{'id': 1, 'host':
                                             {'ref': '/hosts/3'}}]
@@ -67,7 +67,7 @@ class ISCSIAttachTestCase(k2_fakes.AdapterTestCase):
 
     def test_already_mapped_returns_existing_lun(self):
         self.adapter._hosts[('host_iqns', (CONNECTOR['initiator'],))] = 3
-        self.client.create.side_effect = k2_fakes.api_error(400, 'mapped')
+        self.client.create.side_effect = k2_fakes.exists('mapped')
         self.client.find.return_value = {'id': 8, 'lun': 6}
         info = self.adapter.initialize_connection(self.volume(), CONNECTOR)
         self.assertEqual(6, info['data']['target_lun'])
@@ -108,7 +108,7 @@ class FCAttachTestCase(k2_fakes.AdapterTestCase):
 
     def test_fc_connection_info(self):
         self.client.create.side_effect = [
-            k2_fakes.api_error(400, 'exists'), {'id': 8, 'lun': 2}]
+            k2_fakes.exists(), {'id': 8, 'lun': 2}]
         self.client.search.return_value = [{'id': 1, 'host':
                                             {'ref': '/hosts/3'}}]
         info = self.adapter.initialize_connection(self.volume(), CONNECTOR)

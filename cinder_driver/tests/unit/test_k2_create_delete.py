@@ -66,7 +66,7 @@ class CreateDeleteTestCase(k2_fakes.AdapterTestCase):
         self.client.delete.assert_not_called()
 
     def test_delete_of_mapped_volume_is_busy(self):
-        self.client.delete.side_effect = k2_fakes.api_error(400, 'mapped')
+        self.client.delete.side_effect = k2_fakes.busy('mapped')
         self.assertRaises(exception.VolumeIsBusy,
                           self.adapter.delete_volume, self.volume())
 

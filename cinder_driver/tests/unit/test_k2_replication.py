@@ -7,8 +7,8 @@ from cinder.objects import fields
 import ddt
 
 from cinder_driver.common import exception as flash_exception
-from cinder_driver.k2 import client
 from cinder_driver.k2 import replication
+from cinder_driver.k2 import rest
 from cinder_driver.tests.unit import k2_fakes
 
 DEVICE = {'backend_id': 'dr', 'san_ip': '192.0.2.50', 'san_login': 'admin',
@@ -71,7 +71,7 @@ class ReplicatedTestCase(k2_fakes.AdapterTestCase):
         super().setUp()
         self.override_config('replication_device', [DEVICE],
                              group=self.GROUP)
-        self.secondary = mock.Mock(spec=client.K2Client)
+        self.secondary = mock.Mock(spec=rest.K2Rest)
         self.secondary.http = mock.Mock(array_name='K2 dr')
         self.secondary.create_unique.side_effect = (
             lambda resource, body, **key: self.secondary.create(resource,

@@ -23,7 +23,7 @@ class SetupTestCase(k2_fakes.AdapterTestCase):
         self.assertIn('san_password', err.msg)
 
     def test_setup_builds_a_verifying_client(self):
-        with mock.patch('cinder_driver.k2.client.K2Client') as k2:
+        with mock.patch('cinder_driver.k2.rest.K2Rest') as k2:
             self.adapter.do_setup()
         kwargs = k2.call_args.kwargs
         self.assertIs(True, kwargs['verify'])

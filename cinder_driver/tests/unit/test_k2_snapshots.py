@@ -33,7 +33,7 @@ class SnapshotCloneTestCase(k2_fakes.AdapterTestCase):
         self.client.delete.assert_called_once_with('snapshots', 3)
 
     def test_delete_busy_snapshot(self):
-        self.client.delete.side_effect = k2_fakes.api_error(400, 'views')
+        self.client.delete.side_effect = k2_fakes.busy('views')
         self.assertRaises(exception.SnapshotIsBusy,
                           self.adapter.delete_snapshot,
                           self.snapshot(self.volume()))
