@@ -30,6 +30,7 @@ from cinder_driver.k2 import client as k2_client
 from cinder_driver.k2 import groups
 from cinder_driver.k2 import hosts
 from cinder_driver.k2 import manage
+from cinder_driver.k2 import probe as k2_probe
 from cinder_driver.k2 import provider_id
 from cinder_driver.k2 import specs
 
@@ -102,6 +103,10 @@ class K2Adapter(flash_stats.CachedStats):
                 reason='no retention policy of that name on the array')
         self.retention_policy_id = policy
 
+    def probe(self):
+        """[(verdict, name, detail)]: can this array serve the backend?"""
+        return k2_probe.run(self)
+
     def _no_target(self, path, reason):
         return flash_exception.ArrayAPIError(
             array=self.client.name, method='GET', path=path, reason=reason)
@@ -124,6 +129,10 @@ class K2Adapter(flash_stats.CachedStats):
     def chap(self, host_name):
         """(username, secret) a host logs in with, or None."""
         return None
+
+    def probe_ports(self, results, state):
+        """The check's 'ports' verdict: targets hosts can reach."""
+        raise NotImplementedError()
 
     # -- types and ids -------------------------------------------------------
     def type_specs(self, volume_type):

@@ -35,6 +35,7 @@ class K2Client(object):
             retries=retries, backoff=backoff, sleep=sleep)
         self.http = self.rest.http
         self.address = self.rest.address
+        self.endpoint = self.rest.endpoint
 
     @property
     def name(self):

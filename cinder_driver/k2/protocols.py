@@ -10,6 +10,7 @@ from cinder import exception
 from cinder.i18n import _
 
 from cinder_driver.common import exception as flash_exception
+from cinder_driver.common import probe
 from cinder_driver.k2 import adapter
 from cinder_driver.k2 import hostcopy
 from cinder_driver.k2 import hosts
@@ -57,6 +58,20 @@ class K2ISCSIAdapter(adapter.K2Adapter):
                                   _('the array has no iSCSI portal'))
         return portals
 
+    def probe_ports(self, results, state):
+        if not state.iscsi_target:
+            return results.add(probe.FAIL, 'ports', 'the array reports no '
+                               'iSCSI target IQN')
+        try:
+            portals = self.portals_of(self.client.iscsi_addresses())
+        except flash_exception.InvalidBackendConfig as e:
+            return results.add(probe.FAIL, 'ports', e.msg)
+        except flash_exception.ArrayAPIError:
+            return results.add(probe.FAIL, 'ports', 'the array has no iSCSI '
+                               'data address')
+        return results.add(probe.PASS, 'ports', 'iSCSI target %s on %s' % (
+            state.iscsi_target, ', '.join(portals)))
+
     def initiators(self, connector):
         initiator = connector.get('initiator')
         if not initiator:
@@ -98,6 +113,14 @@ class K2FCAdapter(adapter.K2Adapter):
         if not self.fc_targets:
             raise self._no_target('/system/fc_ports',
                                   _('the array has no FC target port'))
+
+    def probe_ports(self, results, state):
+        ports = self.client.fc_target_wwns()
+        if not ports:
+            return results.add(probe.FAIL, 'ports', 'the array reports no FC '
+                               'target port')
+        return results.add(probe.PASS, 'ports', 'FC target ports %s' %
+                           ', '.join(_colons(p) for p in ports))
 
     def initiators(self, connector):
         wwpns = [w.lower() for w in connector.get('wwpns') or []]

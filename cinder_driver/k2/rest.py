@@ -82,6 +82,7 @@ class K2Rest(object):
         if sleep is not None:
             kwargs['sleep'] = sleep
         self.address = netloc
+        self.endpoint = (host, port or DEFAULT_PORT)
         self.http = http.RestSession(
             'https://%s%s' % (netloc, API_PREFIX), username=username,
             password=password, verify=verify,

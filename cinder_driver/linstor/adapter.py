@@ -30,6 +30,7 @@ from cinder_driver.linstor import capacity
 from cinder_driver.linstor import client as linstor_client
 from cinder_driver.linstor import manage
 from cinder_driver.linstor import placement
+from cinder_driver.linstor import probe
 
 LOG = logging.getLogger(__name__)
 VENDOR = 'cinder-flash'
@@ -115,6 +116,10 @@ class LinstorAdapter(flash_stats.CachedStats):
             raise flash_exception.InvalidBackendConfig(
                 option='linstor_storage_pool', value=pool,
                 reason='no node has this storage pool')
+
+    def probe(self):
+        """[(verdict, name, detail)] for cinder-flash check."""
+        return probe.run(self)
 
     # -- names ----------------------------------------------------------------
     @staticmethod
