@@ -157,8 +157,9 @@ class K2Adapter(flash_stats.CachedStats):
         objects are found by name instead.
         """
         pid = provider_id.ProviderId.parse(text)
-        return pid.ids if pid is not None and pid.array == self.array_id \
-            else None
+        if pid is None or pid.array != self.array_id:
+            return None
+        return pid.container, pid.member
 
     def volume_ids(self, volume, required=True):
         """(group_id, volume_id) of a Cinder volume on the array."""

@@ -65,10 +65,6 @@ class K2Client(object):
         with self._reading(operation, resource):
             return build(obj)
 
-    def _create(self, operation, resource, body, **key):
-        obj = self.rest.create_unique(resource, body, **key)
-        return obj['id']
-
     # -- the array -----------------------------------------------------------
     def discover_capabilities(self):
         return self.rest.discover_capabilities()
@@ -111,8 +107,9 @@ class K2Client(object):
 
     # -- volume groups -------------------------------------------------------
     def create_volume_group(self, name, dedup):
-        return self._create('create_volume_group', 'volume_groups', {
-            'name': name, 'quota': 0, 'is_dedup': bool(dedup)}, name=name)
+        body = {'name': name, 'quota': 0, 'is_dedup': bool(dedup)}
+        return self.rest.create_unique('volume_groups', body,
+                                       name=name)['id']
 
     def volume_group(self, group_id):
         return self._get('volume_group', 'volume_groups',
@@ -148,7 +145,7 @@ class K2Client(object):
             body['source'] = ref('volumes', from_volume)
         elif from_volsnap is not None:
             body['source'] = ref('volsnaps', from_volsnap)
-        return self._create('create_volume', 'volumes', body, name=name)
+        return self.rest.create_unique('volumes', body, name=name)['id']
 
     def volume(self, volume_id):
         return self._get('volume', 'volumes', records.volume, volume_id)
@@ -194,9 +191,9 @@ class K2Client(object):
                 'is_auto_deleteable': False}
         if description is not None:
             body['description'] = description
-        return self._create('create_snapshot', 'snapshots', body, **{
+        return self.rest.create_unique('snapshots', body, **{
             'short_name': short_name,
-            'volume_group.ref': _ref('volume_groups', group_id)})
+            'volume_group.ref': _ref('volume_groups', group_id)})['id']
 
     def snapshot(self, snapshot_id):
         return self._get('snapshot', 'snapshots', records.snapshot,
@@ -245,7 +242,7 @@ class K2Client(object):
         if auth_profile_id is not None:
             body['host_auth_profile'] = ref('host_auth_profiles',
                                             auth_profile_id)
-        return self._create('create_host', 'hosts', body, name=name)
+        return self.rest.create_unique('hosts', body, name=name)['id']
 
     def host_by_name(self, name):
         found = self.rest.find('hosts', name=name)
@@ -262,8 +259,8 @@ class K2Client(object):
     def add_initiator(self, kind, host_id, name):
         """Give the host an initiator (``kind`` 'iscsi' or 'fc')."""
         resource, field = INITIATORS[kind]
-        return self._create('add_initiator', resource, {
-            field: name, 'host': ref('hosts', host_id)}, **{field: name})
+        return self.rest.create_unique(resource, {
+            field: name, 'host': ref('hosts', host_id)}, **{field: name})['id']
 
     def host_of_initiators(self, kind, names):
         """The host holding any of the initiators, in one search, or None.
@@ -278,8 +275,8 @@ class K2Client(object):
         body = {'name': name, 'auth_type': 'CHAP', 'username': username,
                 'secret': secret}
         try:
-            return self._create('ensure_auth_profile', 'host_auth_profiles',
-                                body, name=name)
+            return self.rest.create_unique('host_auth_profiles', body,
+                                           name=name)['id']
         except exception.ObjectExists:
             found = self.rest.find('host_auth_profiles', name=name)
             if found is None:
@@ -348,19 +345,20 @@ class K2Client(object):
 
     def create_session(self, name, peer_array_id, group_id,
                        peer_group_name, rpo):
-        return self._create('create_session', 'replication/sessions', {
+        return self.rest.create_unique('replication/sessions', {
             'name': name,
             'replication_peer_k2array': ref('replication/peer_k2arrays',
                                             peer_array_id),
             'local_volume_group': ref('volume_groups', group_id),
             'replication_peer_volume_group_name': peer_group_name,
-            'remote_replication_session_name': name, 'rpo': rpo}, name=name)
+            'remote_replication_session_name': name, 'rpo': rpo},
+            name=name)['id']
 
     def add_peer_volume(self, session_id, volume_id, name):
-        return self._create('add_peer_volume', 'replication/peer_volumes', {
+        return self.rest.create_unique('replication/peer_volumes', {
             'local_volume': ref('volumes', volume_id), 'name': name,
             'replication_session': ref('replication/sessions', session_id)},
-            **{'local_volume.ref': _ref('volumes', volume_id)})
+            **{'local_volume.ref': _ref('volumes', volume_id)})['id']
 
     def session(self, session_id):
         return self._get('session', 'replication/sessions', records.session,

@@ -22,6 +22,7 @@ from oslo_serialization import jsonutils
 
 from cinder_driver.common import cleanup
 from cinder_driver.common import naming
+from cinder_driver.k2 import hosts
 
 LOG = logging.getLogger(__name__)
 COPY_SNAPSHOT_PREFIX = 'cc-'
@@ -124,7 +125,8 @@ class HostCopier(object):
                         host_id=host_id, **which))
 
     def _qemu_copy(self, connector, source_lun, target_lun):
-        chap = self.adapter.chap(self.adapter.hosts.name(connector))
+        chap = self.adapter.chap(naming.host_name(connector,
+                                                  hosts.HOST_NAME_LIMIT))
         portal = self.adapter.portals[0]
         args = ['qemu-img', 'convert', '-n', '--target-is-zero', '-f',
                 'raw', '-O', 'raw']

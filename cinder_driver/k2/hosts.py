@@ -1,40 +1,19 @@
-"""The array hosts of connectors, and the CHAP credentials they log in with.
+"""The array hosts of connectors: found by initiator, or created.
 
 One registry per array (per adapter): host ids are cached per process,
 keyed on the connector's initiators, and belong to that array only.
 """
 
-import base64
-import hashlib
-import hmac
 import threading
 
 from cinder import exception
 from cinder.i18n import _
+
 from cinder_driver.common import cleanup
 from cinder_driver.common import exception as flash_exception
 from cinder_driver.common import naming
 
 HOST_NAME_LIMIT = 32
-
-
-def chap_credentials(configuration, host_name):
-    """(username, secret) a host must log in with, or None.
-
-    Without chap_username/chap_password each host gets its own secret,
-    derived from san_password: every cinder-volume service of the backend
-    computes the same one and none is stored (rotating san_password
-    rotates every host's secret at its next attach).
-    """
-    conf = configuration
-    if not conf.safe_get('use_chap_auth'):
-        return None
-    if conf.safe_get('chap_username') and conf.safe_get('chap_password'):
-        return conf.chap_username, conf.chap_password
-    digest = hmac.new(conf.san_password.encode(),
-                      ('chap:' + host_name).encode(),
-                      hashlib.sha256).digest()
-    return host_name, base64.b32encode(digest).decode()[:16].lower()
 
 
 class HostRegistry(object):
@@ -51,10 +30,6 @@ class HostRegistry(object):
         self.chap = chap
         self._hosts = {}
         self._lock = threading.Lock()
-
-    @staticmethod
-    def name(connector):
-        return naming.host_name(connector, HOST_NAME_LIMIT)
 
     def host_id(self, connector, initiators, create):
         """The host id, created (``create``) or None if the array has none.
@@ -85,7 +60,7 @@ class HostRegistry(object):
         and one for a known one (its name is taken: find it by initiator),
         so a first attach takes at most three calls either way.
         """
-        name = self.name(connector)
+        name = naming.host_name(connector, HOST_NAME_LIMIT)
         chap = self.chap(name)
         profile = None
         if chap is not None:

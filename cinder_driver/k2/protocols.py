@@ -5,11 +5,16 @@ Everything else is the same for every transport and stays in
 say) is one more subclass here and one more driver class.
 """
 
+import base64
+import hashlib
+import hmac
+
 from cinder.common import constants
 from cinder import exception
 from cinder.i18n import _
 
 from cinder_driver.common import exception as flash_exception
+from cinder_driver.common import naming
 from cinder_driver.common import probe
 from cinder_driver.k2 import adapter
 from cinder_driver.k2 import hostcopy
@@ -79,7 +84,22 @@ class K2ISCSIAdapter(adapter.K2Adapter):
         return [initiator]
 
     def chap(self, host_name):
-        return hosts.chap_credentials(self.configuration, host_name)
+        """(username, secret) a host must log in with, or None.
+
+        Without chap_username/chap_password each host gets its own
+        secret, derived from san_password: every cinder-volume service of
+        the backend computes the same one and none is stored (rotating
+        san_password rotates every host's secret at its next attach).
+        """
+        conf = self.configuration
+        if not conf.safe_get('use_chap_auth'):
+            return None
+        if conf.safe_get('chap_username') and conf.safe_get('chap_password'):
+            return conf.chap_username, conf.chap_password
+        digest = hmac.new(conf.san_password.encode(),
+                          ('chap:' + host_name).encode(),
+                          hashlib.sha256).digest()
+        return host_name, base64.b32encode(digest).decode()[:16].lower()
 
     def connection_info(self, volume, connector, lun):
         count = len(self.portals)
@@ -92,7 +112,8 @@ class K2ISCSIAdapter(adapter.K2Adapter):
                 'target_luns': [lun] * count,
                 'volume_id': volume.id,
                 'discard': True}
-        chap = self.chap(self.hosts.name(connector))
+        chap = self.chap(naming.host_name(connector,
+                                          hosts.HOST_NAME_LIMIT))
         if chap is not None:
             data.update(auth_method='CHAP', auth_username=chap[0],
                         auth_password=chap[1])

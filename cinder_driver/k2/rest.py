@@ -176,8 +176,9 @@ class K2Rest(object):
         once more after a read timeout (the array may still be working on
         it), and used if it exists. A clear refusal is ObjectExists.
         """
+        path = '/%s' % resource
         try:
-            return self.create(resource, body)
+            status, payload = self.http.request('POST', path, body=body)
         except exception.ArrayAPIError as e:
             if _refused(e):
                 raise exception.typed(exception.ObjectExists, e)
@@ -197,6 +198,7 @@ class K2Rest(object):
                 if found is not None:
                     return found
             raise
+        return self._object('POST', path, status, payload)
 
     def update(self, resource, obj_id, body):
         path = '/%s/%s' % (resource, obj_id)

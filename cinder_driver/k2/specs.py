@@ -70,31 +70,22 @@ def volume_specs(volume_type, replication_ok=False):
     return {'dedup': dedup, 'replication': replication}
 
 
-def qos_of(volume_type, lookup=None):
-    """(consumer, specs) of a volume type's QoS specs, or None.
-
-    ``lookup(qos_specs_id)`` -> {'consumer', 'specs'} serves types given
-    as dicts (a retype's new type), which carry only the id.
-    """
-    if isinstance(volume_type, dict):
-        qos_id = volume_type.get('qos_specs_id')
-        if not qos_id or lookup is None:
-            return None
-        found = lookup(qos_id)
-        return found['consumer'], dict(found['specs'] or {})
-    if volume_type is None or not getattr(volume_type, 'qos_specs_id',
-                                          None):
-        return None
-    found = volume_type.qos_specs
-    return (found.consumer, dict(found.specs or {})) if found else None
-
-
 def refuse_backend_qos(volume_type, lookup=None):
     """QoS for the array cannot be honoured: say so, create nothing.
 
-    Front-end specs (applied by the hypervisor) are fine.
+    Front-end specs (applied by the hypervisor) are fine. ``lookup(id)``
+    -> {'consumer', 'specs'} serves types given as dicts (a retype's new
+    type), which carry only the id of their QoS specs.
     """
-    qos = qos_of(volume_type, lookup)
+    qos = None
+    if isinstance(volume_type, dict):
+        qos_id = volume_type.get('qos_specs_id')
+        if qos_id and lookup is not None:
+            found = lookup(qos_id)
+            qos = found['consumer'], dict(found['specs'] or {})
+    elif getattr(volume_type, 'qos_specs_id', None):
+        found = volume_type.qos_specs
+        qos = (found.consumer, dict(found.specs or {})) if found else None
     if qos and qos[0] in ('back-end', 'both') and qos[1]:
         raise exception.InvalidVolumeType(reason=_(
             'QoS specs %(keys)s (consumer %(consumer)s) cannot be applied: '
