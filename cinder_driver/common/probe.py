@@ -10,9 +10,11 @@ import socket
 import ssl
 import time
 
+from cinder_driver.common import exception
 from cinder_driver.common import tls
 
 PASS, FAIL, WARN, SKIP = 'PASS', 'FAIL', 'WARN', 'SKIP'
+AFTER_LOGIN = ('api', 'ports', 'capacity')
 
 
 class Results(list):
@@ -25,6 +27,23 @@ class Results(list):
     def skip(self, names, why):
         for name in names:
             self.add(SKIP, name, why)
+
+
+def login(results, call, refused, unlike):
+    """The first authenticated call: its result, or None with a verdict.
+
+    ``refused``: the detail when the credentials are refused; ``unlike``:
+    the detail (with %s for the error) when the answer is not the
+    family's.
+    """
+    try:
+        return call()
+    except exception.ArrayAuthError:
+        results.add(FAIL, 'credentials', refused)
+        results.skip(AFTER_LOGIN, 'not logged in')
+    except exception.ArrayAPIError as e:
+        results.add(FAIL, 'credentials', unlike % e.msg)
+    return None
 
 
 def connect(host, port, timeout):

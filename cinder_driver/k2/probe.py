@@ -12,7 +12,7 @@ from cinder_driver.common import versions
 from cinder_driver.k2 import client as k2_client
 
 PASS, FAIL = probe.PASS, probe.FAIL
-AFTER_LOGIN = ('api', 'ports', 'capacity')
+AFTER_LOGIN = probe.AFTER_LOGIN
 
 
 def run(adapter):
@@ -30,18 +30,17 @@ def run(adapter):
                            tls.K2):
         results.skip(('credentials',) + AFTER_LOGIN, 'TLS failed')
         return results
-    try:
+
+    def log_in():
         client.discover_capabilities()
-        state = client.system_state()
-    except exception.ArrayAuthError:
-        results.add(FAIL, 'credentials', 'user %s was refused (HTTP 401): '
-                    'check san_login and san_password' %
-                    client.http.username)
-        results.skip(AFTER_LOGIN, 'not logged in')
-        return results
-    except exception.ArrayAPIError as e:
-        results.add(FAIL, 'credentials', 'the array REST service did not '
-                    'answer as a K2 does: %s' % e.msg)
+        return client.system_state()
+
+    state = probe.login(
+        results, log_in,
+        'user %s was refused (HTTP 401): check san_login and san_password'
+        % client.http.username,
+        'the array REST service did not answer as a K2 does: %s')
+    if state is None:
         return results
     results.add(PASS, 'credentials', 'user %s accepted' %
                 client.http.username)

@@ -6,14 +6,13 @@ client certificate) exactly as the driver builds it.
 
 from urllib import parse
 
-from cinder_driver.common import exception
 from cinder_driver.common import probe
 from cinder_driver.common import tls
 from cinder_driver.common import versions
 from cinder_driver.linstor import client as linstor_client
 
 PASS, FAIL, WARN = probe.PASS, probe.FAIL, probe.WARN
-AFTER_LOGIN = ('api', 'ports', 'capacity')
+AFTER_LOGIN = probe.AFTER_LOGIN
 
 
 def run(adapter):
@@ -50,16 +49,11 @@ def run(adapter):
         results.add(WARN, 'tls', 'plain HTTP to %s: use linstor+ssl:// or '
                     'https:// outside a trusted network' % session.base_url)
     client.current = answering
-    try:
-        version = client.version()
-    except exception.ArrayAuthError:
-        results.add(FAIL, 'credentials', 'the controller refused user %s' %
-                    conf.linstor_username)
-        results.skip(AFTER_LOGIN, 'not logged in')
-        return results
-    except exception.ArrayAPIError as e:
-        results.add(FAIL, 'credentials', 'the controller did not answer as '
-                    'LINSTOR does: %s' % e.msg)
+    version = probe.login(
+        results, client.version,
+        'the controller refused user %s' % conf.linstor_username,
+        'the controller did not answer as LINSTOR does: %s')
+    if version is None:
         return results
     results.add(PASS, 'credentials', 'controller %s accepted the client' %
                 version.get('version', '?'))
