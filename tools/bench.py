@@ -43,6 +43,7 @@ sys.path.insert(0, ROOT)
 warnings.filterwarnings('ignore', message=r'\s*Eventlet is deprecated')
 
 from cinder_driver.k2 import client as k2_client  # noqa: E402
+from cinder_driver.k2 import rest as k2_rest  # noqa: E402
 from reference_array import launch  # noqa: E402
 from tools import bench_drivers  # noqa: E402
 from tools import bench_fio  # noqa: E402
@@ -63,10 +64,10 @@ class Array(object):
         self.info = self.process.start()
         self.proc = self.process.proc
         url = parse.urlsplit(self.info['k2'])
-        self.k2 = k2_client.K2Client(url.hostname, self.info['user'],
-                                     self.info['password'], port=url.port,
-                                     verify=self.info['ca_cert'],
-                                     read_timeout=600)
+        self.k2 = k2_rest.K2Rest(url.hostname, self.info['user'],
+                                 self.info['password'], port=url.port,
+                                 verify=self.info['ca_cert'],
+                                 read_timeout=600)
         self.host = None
 
     def volume(self, name, size_gib, dedup=True):

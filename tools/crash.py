@@ -36,11 +36,11 @@ class Array(launch.ArrayProcess):
         super().__init__(data_dir, ['--iscsi-port', '0'])
 
     def client(self):
-        from cinder_driver.k2 import client
+        from cinder_driver.k2 import rest
         host, port = self.info['k2'][len('https://'):].rsplit(':', 1)
-        return client.K2Client(host, self.info['user'],
-                               self.info['password'], port=int(port),
-                               verify=self.info['ca_cert'])
+        return rest.K2Rest(host, self.info['user'],
+                           self.info['password'], port=int(port),
+                           verify=self.info['ca_cert'])
 
     def url(self, lun):
         return 'json:' + json.dumps({

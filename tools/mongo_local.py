@@ -31,6 +31,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from cinder_driver.k2 import client as k2_client  # noqa: E402
+from cinder_driver.k2 import rest as k2_rest  # noqa: E402
 from reference_array import launch  # noqa: E402
 from tempest_plugin.workload import dataset  # noqa: E402
 from tempest_plugin.workload import driver  # noqa: E402
@@ -198,9 +199,9 @@ class Array(object):
             '--iscsi-port', '0', '--capacity-gib', '64'])
         self.info = self.process.start()
         url = parse.urlsplit(self.info['k2'])
-        self.k2 = k2_client.K2Client(url.hostname, self.info['user'],
-                                     self.info['password'], port=url.port,
-                                     verify=self.info['ca_cert'])
+        self.k2 = k2_rest.K2Rest(url.hostname, self.info['user'],
+                                 self.info['password'], port=url.port,
+                                 verify=self.info['ca_cert'])
         host = self.k2.create('hosts', {'name': 'mongo-local'})
         self.host = k2_client.ref('hosts', host['id'])
         self.k2.create('host_iqns', {'iqn': INITIATOR, 'host': self.host})

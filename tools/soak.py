@@ -284,9 +284,9 @@ class Soak(object):
 
         Objects are matched by provider_id, the array ids Cinder keeps.
         """
-        from cinder_driver.k2 import adapter
+        from cinder_driver.k2 import provider_id
         problems = []
-        ids = {v.id: adapter._parse(v.provider_id)[0]
+        ids = {v.id: provider_id.ProviderId.parse(v.provider_id).ids
                for v in self.volumes.values()}
         volumes = {v['id']: v for v in k2.search('volumes')
                    if v['name'] != 'CTRL'}
@@ -375,10 +375,10 @@ class _Faults(object):
 
 
 def _client(info):
-    from cinder_driver.k2 import client as k2_client
+    from cinder_driver.k2 import rest
     host, port = info['k2'][len('https://'):].rsplit(':', 1)
-    return k2_client.K2Client(host, info['user'], info['password'],
-                              port=int(port), verify=info['ca_cert'])
+    return rest.K2Rest(host, info['user'], info['password'],
+                       port=int(port), verify=info['ca_cert'])
 
 
 def run_soak(info, operations, seed, replica=None):

@@ -17,12 +17,16 @@ def lock_key(connector):
 
 
 class AdapterDriver(driver.VolumeDriver):
+    """Forwards to ``self.adapter``, which each backend family provides.
+
+    Errors are the adapter's and its client's own: a reply the array
+    should not have sent is ArrayBadReply from the client, and a bug is a
+    bug, with its traceback.
+    """
 
     CI_WIKI_NAME = 'cinder-flash_CI'
     SUPPORTS_ACTIVE_ACTIVE = True
     PROTOCOL = None
-    # Set by each backend's __init__ (wrapped in common.guard.Guarded).
-    adapter = None
 
     def do_setup(self, context):
         self.adapter.do_setup()
@@ -139,7 +143,7 @@ class HostLockedAttach(object):
         return self._attach(volume, connector, lock_key(connector))
 
     def terminate_connection(self, volume, connector, **kwargs):
-        self._detach(volume, connector, lock_key(connector))
+        return self._detach(volume, connector, lock_key(connector))
 
     def create_export(self, context, volume, connector):
         pass

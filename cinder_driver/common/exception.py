@@ -39,6 +39,31 @@ class ArrayBadReply(ArrayAPIError):
                 '(HTTP %(status_code)s): %(reason)s')
 
 
+class ObjectNotFound(ArrayAPIError):
+    """The array has no object with the id or key the call named."""
+
+
+class ObjectExists(ArrayAPIError):
+    """A create was refused because the object it names exists already.
+
+    ``existing``: the id of that object, as the array reports it.
+    """
+
+    def __init__(self, message=None, existing=None, **kwargs):
+        self.existing = existing
+        super().__init__(message, **kwargs)
+
+
+class ObjectBusy(ArrayAPIError):
+    """A delete was refused: the object is in use (mapped, has members)."""
+
+
+def typed(cls, error, **kwargs):
+    """``error`` (an ArrayAPIError) as its typed kind ``cls``."""
+    return cls(error.msg, status=error.status, error_code=error.error_code,
+               **kwargs)
+
+
 class InvalidBackendConfig(exception.InvalidConfigurationValue):
     message = _('Backend configuration %(option)s=%(value)r is invalid: '
                 '%(reason)s')

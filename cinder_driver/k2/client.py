@@ -1,66 +1,27 @@
-"""HTTP client of the K2 REST API v2: endpoints only, no Cinder logic."""
+"""The K2 REST API v2 as operations: what the driver asks of an array.
 
-import re
+Each method names one operation and takes and returns ids and checked
+records (:mod:`cinder_driver.k2.records`); resource paths, references and
+query filters exist only here and in :mod:`cinder_driver.k2.rest`. Every
+create goes through ``create_unique``: an answer lost on the way back is
+recovered by looking the object up, never by sending the POST again.
+"""
+
+import contextlib
 
 from cinder_driver.common import exception
-from cinder_driver.common import http
+from cinder_driver.k2 import records
+from cinder_driver.k2 import rest
 
-API_PREFIX = '/api/v2'
-# Transient states the array reports as HTTP 400 with these error_msg
-# values; the request was not executed and may be sent again.
-BUSY_CODES = frozenset(('MC_ERR_BUSY', 'MC_ERR_BUSY_SPECIFIC',
-                        'MC_ERR_INPROGRESS', 'MC_ERR_START_TIMEOUT'))
-DEFAULT_PORT = 443
+DEFAULT_PORT = rest.DEFAULT_PORT
 MIN_API_VERSION = (2, 2, 0)
+# What an initiator kind is called on the wire: (resource, field).
+INITIATORS = {'iscsi': ('host_iqns', 'iqn'), 'fc': ('host_fc_ports', 'pwwn')}
 
-
-def api_version(text):
-    """'2.10.3-rc1' -> (2, 10, 3); missing or odd parts count as 0."""
-    parts = []
-    for piece in str(text).split('.')[:3]:
-        digits = re.match(r'\d*', piece).group()
-        parts.append(int(digits) if digits else 0)
-    return tuple(parts)
-
-
-def supported_api(text):
-    return text is not None and api_version(text) >= MIN_API_VERSION
-
-
-def _error_text(payload):
-    msg = payload.get('error_msg') if isinstance(payload, dict) else None
-    return str(msg) if msg is not None else None
-
-
-def _busy(status, payload):
-    if status == 503:
-        return True
-    text = _error_text(payload)
-    return bool(text) and text.split(':')[0].strip() in BUSY_CODES
-
-
-def _ambiguous(error):
-    """Whether a failed call may have been applied by the array."""
-    if isinstance(error, (exception.ArrayTimeout,
-                          exception.ArrayUnreachable)):
-        return True
-    return error.status in (500, 502, 504)
-
-
-def is_busy_error(error):
-    return _busy(error.status, {'error_msg': error.error_code})
-
-
-def ref(resource, obj_id):
-    return {'ref': '/%s/%s' % (resource, obj_id)}
-
-
-def ref_id(value):
-    """The integer id of a ``{"ref": "/x/N"}`` value."""
-    try:
-        return int(value['ref'].rsplit('/', 1)[1])
-    except (TypeError, KeyError, ValueError, IndexError, AttributeError):
-        raise ValueError('not a K2 reference: %r' % (value,))
+# Kept for code that reads the wire itself (tests inspecting the array).
+ref = rest.ref
+ref_id = rest.ref_id
+_ref = rest.ref_text
 
 
 class K2Client(object):
@@ -68,151 +29,364 @@ class K2Client(object):
     def __init__(self, host, username, password, port=None, verify=True,
                  connect_timeout=10.0, read_timeout=60.0, retries=4,
                  backoff=1.0, sleep=None):
-        if not host:
-            raise exception.InvalidBackendConfig(
-                option='san_ip', value=host, reason='the K2 management '
-                'address must be set')
-        netloc = host if port is None else '%s:%s' % (host, port)
-        if ':' in host and not host.startswith('[') and port is not None:
-            netloc = '[%s]:%s' % (host, port)
-        kwargs = {}
-        if sleep is not None:
-            kwargs['sleep'] = sleep
-        self.address = netloc
-        self.http = http.RestSession(
-            'https://%s%s' % (netloc, API_PREFIX), username=username,
-            password=password, verify=verify,
+        self.rest = rest.K2Rest(
+            host, username, password, port=port, verify=verify,
             connect_timeout=connect_timeout, read_timeout=read_timeout,
-            retries=retries, backoff=backoff, array_name='K2 %s' % netloc,
-            busy=_busy, error_text=_error_text, **kwargs)
+            retries=retries, backoff=backoff, sleep=sleep)
+        self.http = self.rest.http
+        self.address = self.rest.address
+        self.endpoint = self.rest.endpoint
 
-    def _bad(self, method, path, status, reason):
-        return exception.ArrayBadReply(
-            array=self.http.array_name, method=method, path=path,
-            status_code=status, reason=reason, status=status)
+    @property
+    def name(self):
+        return self.rest.name
 
-    def _discovery(self):
-        status, payload = self.http.request('GET', '')
-        if not isinstance(payload, dict) or not isinstance(
-                payload.get('resources'), dict):
-            raise self._bad('GET', API_PREFIX, status,
-                            'no "resources" map in the discovery reply')
-        return payload
+    # -- reading objects -----------------------------------------------------
+    @contextlib.contextmanager
+    def _reading(self, operation, resource, method='GET'):
+        """A reply that does not fit becomes ArrayBadReply naming the call."""
+        try:
+            yield
+        except records.BadShape as e:
+            raise self.rest.bad(method, '/' + resource, 200,
+                                '%s: %s' % (operation, e))
 
-    def discover(self):
-        return self._discovery()['resources']
+    def _all(self, operation, resource, build, **filters):
+        hits = self.rest.search(resource, **filters)
+        with self._reading(operation, resource):
+            return [build(hit) for hit in hits]
 
+    def _one(self, operation, resource, build, **filters):
+        found = self._all(operation, resource, build, **filters)
+        return found[0] if found else None
+
+    def _get(self, operation, resource, build, obj_id):
+        obj = self.rest.get(resource, obj_id)
+        with self._reading(operation, resource):
+            return build(obj)
+
+    # -- the array -----------------------------------------------------------
     def discover_capabilities(self):
-        """Optional array features announced in discovery ({} if none)."""
-        capabilities = self._discovery().get('capabilities')
-        return capabilities if isinstance(capabilities, dict) else {}
-
-    def search(self, resource, **filters):
-        """Objects of ``resource`` matching ``filters``, all pages."""
-        path = '/%s' % resource
-        hits, offset = [], 0
-        while True:
-            params = dict(filters)
-            params.setdefault('__limit', 500)
-            if offset:
-                params['__offset'] = offset
-            status, payload = self.http.request('GET', path, params=params)
-            page = payload.get('hits') if isinstance(payload, dict) else None
-            total = payload.get('total') if isinstance(payload, dict) \
-                else None
-            if not isinstance(page, list) or not isinstance(total, int) or \
-                    not all(isinstance(hit, dict) for hit in page):
-                raise self._bad('GET', path, status,
-                                'expected {"hits": [{...}], "total": N}')
-            hits.extend(page)
-            offset += len(page)
-            if not page or offset >= total:
-                return hits
-
-    def find(self, resource, **filters):
-        """The one object matching ``filters``, or None."""
-        hits = self.search(resource, **filters)
-        return hits[0] if hits else None
-
-    def get(self, resource, obj_id):
-        path = '/%s/%s' % (resource, obj_id)
-        status, payload = self.http.request('GET', path)
-        return self._object('GET', path, status, payload)
-
-    def _object(self, method, path, status, payload):
-        if not isinstance(payload, dict) or not isinstance(
-                payload.get('id'), int):
-            raise self._bad(method, path, status,
-                            'expected an object with an integer id')
-        return payload
-
-    def create(self, resource, body):
-        path = '/%s' % resource
-        status, payload = self.http.request('POST', path, body=body)
-        return self._object('POST', path, status, payload)
-
-    def create_unique(self, resource, body, **key):
-        """Create an object that ``key`` identifies, surviving a lost answer.
-
-        A POST is never replayed after an ambiguous failure (a timeout, a
-        dropped connection, 500/502/504): the array may have applied it.
-        Instead the object is looked up by its unique key, at once and
-        once more after a read timeout (the array may still be working on
-        it), and used if it exists.
-        """
-        try:
-            return self.create(resource, body)
-        except exception.ArrayAPIError as e:
-            if not _ambiguous(e):
-                raise
-            for attempt in (0, 1):
-                if attempt:
-                    self.http._sleep(self.http.timeout[1])
-                try:
-                    found = self.find(resource, **key)
-                except exception.ArrayAPIError:
-                    # The array does not answer lookups either: a second
-                    # look would only stretch the time cinder-volume waits.
-                    raise e
-                if found is not None:
-                    return found
-            raise
-
-    def create_or_get(self, resource, body, **key):
-        """(object, created): an existing object with ``key`` is used."""
-        try:
-            return self.create_unique(resource, body, **key), True
-        except exception.ArrayAPIError as e:
-            if e.status != 400 or is_busy_error(e):
-                raise
-            found = self.find(resource, **key)
-            if found is None:
-                raise
-            return found, False
-
-    def update(self, resource, obj_id, body):
-        path = '/%s/%s' % (resource, obj_id)
-        status, payload = self.http.request('PATCH', path, body=body)
-        return self._object('PATCH', path, status, payload)
-
-    def delete(self, resource, obj_id):
-        """Delete; returns False when the object was already gone."""
-        path = '/%s/%s' % (resource, obj_id)
-        try:
-            self.http.request('DELETE', path)
-        except exception.ArrayAPIError as e:
-            if e.status == 404:
-                return False
-            raise
-        return True
-
-    def iscsi_addresses(self):
-        """The array's iSCSI data addresses (replication ports excluded)."""
-        return [ip['ip_address'] for ip in self.search('system/net_ips')
-                if ip.get('ip_address') and not ip.get('wan_port')]
+        return self.rest.discover_capabilities()
 
     def system_state(self):
-        state = self.find('system/state')
-        if state is None:
-            raise self._bad('GET', '/system/state', 200, 'no system state')
-        return state
+        obj = self.rest.system_state()
+        with self._reading('system_state', 'system/state'):
+            return records.state(obj)
+
+    def iscsi_addresses(self):
+        found = []
+        for ip in self.rest.search('system/net_ips'):
+            address = ip.get('ip_address')
+            if isinstance(address, str) and address and \
+                    not ip.get('wan_port'):
+                found.append(address)
+        return found
+
+    def fc_target_wwns(self):
+        """The array's FC target ports, lower case without colons."""
+        return [port['pwwn'].replace(':', '').lower()
+                for port in self.rest.search('system/fc_ports')
+                if isinstance(port.get('pwwn'), str) and port['pwwn']]
+
+    def capacity(self):
+        obj = self.rest.find('system/capacity') or {}
+        with self._reading('capacity', 'system/capacity'):
+            return records.capacity(obj)
+
+    def performance(self):
+        obj = self.rest.find('stats/system') or {}
+        return {key: records.number(obj, key) for key in (
+            'read_iops_avg', 'write_iops_avg', 'throughput_avg',
+            'latency_avg')}
+
+    def retention_policy_id(self, name):
+        found = self.rest.find('retention_policies', name=name)
+        with self._reading('retention_policy_id', 'retention_policies'):
+            return None if found is None else records._id(found)
+
+    # -- volume groups -------------------------------------------------------
+    def create_volume_group(self, name, dedup):
+        body = {'name': name, 'quota': 0, 'is_dedup': bool(dedup)}
+        return self.rest.create_unique('volume_groups', body,
+                                       name=name)['id']
+
+    def volume_group(self, group_id):
+        return self._get('volume_group', 'volume_groups',
+                         records.volume_group, group_id)
+
+    def volume_group_by_name(self, name):
+        return self._one('volume_group_by_name', 'volume_groups',
+                         records.volume_group, name=name)
+
+    def volume_groups(self):
+        return self._all('volume_groups', 'volume_groups',
+                         records.volume_group)
+
+    def rename_volume_group(self, group_id, name):
+        self.rest.update('volume_groups', group_id, {'name': name})
+
+    def restore_volume_group(self, group_id, snapshot_id):
+        self.rest.update('volume_groups', group_id, {
+            'last_restored_from': ref('snapshots', snapshot_id)})
+
+    def delete_volume_group(self, group_id):
+        return self.rest.delete('volume_groups', group_id)
+
+    # -- volumes -------------------------------------------------------------
+    def create_volume(self, name, size_kib, group_id, description=None,
+                      from_volume=None, from_volsnap=None):
+        """A volume in ``group_id``, empty or a copy of a volume/volsnap."""
+        body = {'name': name, 'size': size_kib,
+                'volume_group': ref('volume_groups', group_id)}
+        if description is not None:
+            body['description'] = description
+        if from_volume is not None:
+            body['source'] = ref('volumes', from_volume)
+        elif from_volsnap is not None:
+            body['source'] = ref('volsnaps', from_volsnap)
+        return self.rest.create_unique('volumes', body, name=name)['id']
+
+    def volume(self, volume_id):
+        return self._get('volume', 'volumes', records.volume, volume_id)
+
+    def volume_by_name(self, name):
+        return self._one('volume_by_name', 'volumes', records.volume,
+                         name=name)
+
+    def volumes_by_names(self, names):
+        """{name: Volume} for many names in one call."""
+        return self._by_names('volumes_by_names', 'volumes', records.volume,
+                              names)
+
+    def volumes(self):
+        return self._all('volumes', 'volumes', records.volume)
+
+    def volumes_in_group(self, group_id):
+        return self._all('volumes_in_group', 'volumes', records.volume, **{
+            'volume_group.ref': _ref('volume_groups', group_id)})
+
+    def update_volume(self, volume_id, name=None, description=None,
+                      size_kib=None):
+        body = {key: value for key, value in (
+            ('name', name), ('description', description),
+            ('size', size_kib)) if value is not None}
+        self.rest.update('volumes', volume_id, body)
+
+    def move_volume(self, volume_id, group_id):
+        self.rest.update('volumes', volume_id, {
+            'volume_group': ref('volume_groups', group_id)})
+
+    def delete_volume(self, volume_id):
+        return self.rest.delete('volumes', volume_id)
+
+    # -- snapshots -----------------------------------------------------------
+    def create_snapshot(self, short_name, group_id, retention_policy_id,
+                        description=None):
+        """A snapshot of a whole volume group."""
+        body = {'short_name': short_name,
+                'source': ref('volume_groups', group_id),
+                'retention_policy': ref('retention_policies',
+                                        retention_policy_id),
+                'is_auto_deleteable': False}
+        if description is not None:
+            body['description'] = description
+        return self.rest.create_unique('snapshots', body, **{
+            'short_name': short_name,
+            'volume_group.ref': _ref('volume_groups', group_id)})['id']
+
+    def snapshot(self, snapshot_id):
+        return self._get('snapshot', 'snapshots', records.snapshot,
+                         snapshot_id)
+
+    def snapshot_by_name(self, short_name, group_id=None):
+        filters = {'short_name': short_name}
+        if group_id is not None:
+            filters['volume_group.ref'] = _ref('volume_groups', group_id)
+        return self._one('snapshot_by_name', 'snapshots', records.snapshot,
+                         **filters)
+
+    def snapshots(self):
+        return self._all('snapshots', 'snapshots', records.snapshot)
+
+    def update_snapshot(self, snapshot_id, short_name=None,
+                        description=None):
+        body = {key: value for key, value in (
+            ('short_name', short_name), ('description', description))
+            if value is not None}
+        self.rest.update('snapshots', snapshot_id, body)
+
+    def delete_snapshot(self, snapshot_id):
+        return self.rest.delete('snapshots', snapshot_id)
+
+    def volsnap_of(self, snapshot_id, volume_id=None):
+        """The volsnap of ``snapshot_id`` (of ``volume_id``), or None."""
+        filters = {'snapshot.ref': _ref('snapshots', snapshot_id)}
+        if volume_id is not None:
+            filters['source.ref'] = _ref('volumes', volume_id)
+        found = self.rest.find('volsnaps', **filters)
+        with self._reading('volsnap_of', 'volsnaps'):
+            return None if found is None else records._id(found)
+
+    def volsnaps_of(self, snapshot_id):
+        """{volume id: volsnap id} of every member of a snapshot."""
+        found = self.rest.search('volsnaps', **{
+            'snapshot.ref': _ref('snapshots', snapshot_id)})
+        with self._reading('volsnaps_of', 'volsnaps'):
+            return {records._ref(vs, 'source'): records._id(vs)
+                    for vs in found}
+
+    # -- hosts and mappings --------------------------------------------------
+    def create_host(self, name, auth_profile_id=None):
+        body = {'name': name, 'type': 'Linux'}
+        if auth_profile_id is not None:
+            body['host_auth_profile'] = ref('host_auth_profiles',
+                                            auth_profile_id)
+        return self.rest.create_unique('hosts', body, name=name)['id']
+
+    def host_by_name(self, name):
+        found = self.rest.find('hosts', name=name)
+        with self._reading('host_by_name', 'hosts'):
+            return None if found is None else records._id(found)
+
+    def set_host_auth_profile(self, host_id, auth_profile_id):
+        self.rest.update('hosts', host_id, {
+            'host_auth_profile': ref('host_auth_profiles', auth_profile_id)})
+
+    def delete_host(self, host_id):
+        return self.rest.delete('hosts', host_id)
+
+    def add_initiator(self, kind, host_id, name):
+        """Give the host an initiator (``kind`` 'iscsi' or 'fc')."""
+        resource, field = INITIATORS[kind]
+        return self.rest.create_unique(resource, {
+            field: name, 'host': ref('hosts', host_id)}, **{field: name})['id']
+
+    def host_of_initiators(self, kind, names):
+        """The host holding any of the initiators, in one search, or None.
+        """
+        resource, field = INITIATORS[kind]
+        found = self.rest.find(resource, **{field + '__in': ','.join(names)})
+        with self._reading('host_of_initiators', resource):
+            return None if found is None else records._ref(found, 'host')
+
+    def ensure_auth_profile(self, name, username, secret):
+        """The CHAP profile ``name`` with these credentials; its id."""
+        body = {'name': name, 'auth_type': 'CHAP', 'username': username,
+                'secret': secret}
+        try:
+            return self.rest.create_unique('host_auth_profiles', body,
+                                           name=name)['id']
+        except exception.ObjectExists:
+            found = self.rest.find('host_auth_profiles', name=name)
+            if found is None:
+                raise
+        with self._reading('ensure_auth_profile', 'host_auth_profiles'):
+            profile_id = records._id(found)
+        self.rest.update('host_auth_profiles', profile_id, {
+            'username': username, 'secret': secret})
+        return profile_id
+
+    def _map(self, operation, host_id, resource, obj_id):
+        target = ref(resource, obj_id)
+        host = ref('hosts', host_id)
+        key = {'volume.ref': target['ref'], 'host.ref': host['ref']}
+        try:
+            obj = self.rest.create_unique('mappings', {
+                'volume': target, 'host': host}, **key)
+        except exception.ObjectExists:
+            obj = self.rest.find('mappings', **key)
+            if obj is None:
+                # Not mapped already: the host may be gone (ObjectNotFound).
+                self.rest.get('hosts', host_id)
+                raise
+        with self._reading(operation, 'mappings', 'POST'):
+            return records.mapping(obj)
+
+    def map_volume(self, host_id, volume_id):
+        """Map a volume to a host (or find it mapped); its LUN.
+
+        Raises ObjectNotFound when the host no longer exists.
+        """
+        return self._map('map_volume', host_id, 'volumes', volume_id).lun
+
+    def map_volsnap(self, host_id, volsnap_id):
+        return self._map('map_volsnap', host_id, 'volsnaps', volsnap_id).lun
+
+    def mappings_of(self, volume_id=None, host_id=None, volsnap_id=None):
+        """Mappings of a volume (or volsnap), of a host, or of both."""
+        filters = {}
+        if volume_id is not None:
+            filters['volume.ref'] = _ref('volumes', volume_id)
+        if volsnap_id is not None:
+            filters['volume.ref'] = _ref('volsnaps', volsnap_id)
+        if host_id is not None:
+            filters['host.ref'] = _ref('hosts', host_id)
+        return self._all('mappings_of', 'mappings', records.mapping,
+                         **filters)
+
+    def mapped_volume_ids(self):
+        """Ids of every volume mapped to a host."""
+        prefix = '/volumes/'
+        return {int(m.target[len(prefix):]) for m in self._all(
+            'mapped_volume_ids', 'mappings', records.mapping)
+            if m.target.startswith(prefix)}
+
+    def unmap(self, mappings):
+        for mapping in mappings:
+            self.rest.delete('mappings', mapping.id)
+
+    # -- replication ---------------------------------------------------------
+    def peer_array_id(self, system_id):
+        found = self.rest.find('replication/peer_k2arrays',
+                               system_id=system_id)
+        with self._reading('peer_array_id', 'replication/peer_k2arrays'):
+            return None if found is None else records._id(found)
+
+    def create_session(self, name, peer_array_id, group_id,
+                       peer_group_name, rpo):
+        return self.rest.create_unique('replication/sessions', {
+            'name': name,
+            'replication_peer_k2array': ref('replication/peer_k2arrays',
+                                            peer_array_id),
+            'local_volume_group': ref('volume_groups', group_id),
+            'replication_peer_volume_group_name': peer_group_name,
+            'remote_replication_session_name': name, 'rpo': rpo},
+            name=name)['id']
+
+    def add_peer_volume(self, session_id, volume_id, name):
+        return self.rest.create_unique('replication/peer_volumes', {
+            'local_volume': ref('volumes', volume_id), 'name': name,
+            'replication_session': ref('replication/sessions', session_id)},
+            **{'local_volume.ref': _ref('volumes', volume_id)})['id']
+
+    def session(self, session_id):
+        return self._get('session', 'replication/sessions', records.session,
+                         session_id)
+
+    def session_by_name(self, name):
+        return self._one('session_by_name', 'replication/sessions',
+                         records.session, name=name)
+
+    def sessions_by_names(self, names):
+        return self._by_names('sessions_by_names', 'replication/sessions',
+                              records.session, names)
+
+    def source_sessions(self):
+        """Sessions this array replicates from."""
+        return self._all('source_sessions', 'replication/sessions',
+                         records.session, current_role='source')
+
+    def set_session_state(self, session_id, state):
+        self.rest.update('replication/sessions', session_id,
+                         {'state': state})
+
+    def delete_session(self, session_id):
+        return self.rest.delete('replication/sessions', session_id)
+
+    def _by_names(self, operation, resource, build, names):
+        if not names:
+            return {}
+        found = self._all(operation, resource, build,
+                          name__in=','.join(sorted(names)))
+        return {obj.name: obj for obj in found}

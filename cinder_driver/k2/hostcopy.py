@@ -20,8 +20,9 @@ from oslo_concurrency import processutils
 from oslo_log import log as logging
 from oslo_serialization import jsonutils
 
+from cinder_driver.common import cleanup
 from cinder_driver.common import naming
-from cinder_driver.k2 import client as k2_client
+from cinder_driver.k2 import hosts
 
 LOG = logging.getLogger(__name__)
 COPY_SNAPSHOT_PREFIX = 'cc-'
@@ -47,77 +48,86 @@ def _url(portal, iqn, lun, initiator, chap_user):
     return 'json:' + jsonutils.dumps(spec)
 
 
-class HostCopyOps(object):
-    """Mixed into the K2 adapter: uses its client, hosts and mappings."""
+class HostCopier(object):
+    """Copies through the volume service's own iSCSI initiator.
 
-    def _host_copy_possible(self, what):
-        if self.protocol != 'iSCSI':
-            raise exception.VolumeDriverException(message=_(
-                'The array cannot copy %s (no volume_source capability) and '
-                'the volume service copies only over iSCSI.') % what)
+    Composed into the iSCSI adapter of one array; uses its client, its
+    hosts, its portals and CHAP credentials, and its volume create and
+    delete.
+    """
 
-    def _create_by_host_copy(self, volume, source_volume=None,
-                             volsnap_id=None):
-        what = ('volume %s' % source_volume.id if source_volume
-                else 'snapshot')
-        self._host_copy_possible(what)
-        update = self._create(volume, volume.size)
+    def __init__(self, adapter):
+        self.adapter = adapter
+
+    @property
+    def client(self):
+        return self.adapter.client
+
+    def clone(self, volume, source_volume):
+        """A new volume holding a point-in-time copy of another."""
+        return self._fill(volume, 'volume %s' % source_volume.id,
+                          source_volume=source_volume)
+
+    def from_volsnap(self, volume, volsnap_id):
+        """A new volume holding a copy of a snapshot's image."""
+        return self._fill(volume, 'snapshot', volsnap_id=volsnap_id)
+
+    def _fill(self, volume, what, source_volume=None, volsnap_id=None):
+        update = self.adapter.create(volume, volume.size)
+        # The new volume's ids, for the lookups and the cleanup below.
         volume.provider_id = update['provider_id']
         temp_snapshot = None
         try:
             if source_volume is not None:
                 temp_snapshot, volsnap_id = self._copy_snapshot(
                     volume, source_volume)
-            _group, target_id = self._volume_ids(volume)
-            self._copy_luns(('volsnaps', volsnap_id),
-                            ('volumes', target_id))
+            _group, target_id = self.adapter.volume_ids(volume)
+            self._copy_luns(volsnap_id, target_id)
         except Exception:
             LOG.error('Copying %(what)s into volume %(vol)s failed; the new '
                       'volume is removed.', {'what': what, 'vol': volume.id})
-            self.delete_volume(volume)
+            self.adapter.delete_volume(volume)
             raise
         finally:
             if temp_snapshot is not None:
-                self.client.delete('snapshots', temp_snapshot)
+                self.client.delete_snapshot(temp_snapshot)
         return update
 
     def _copy_snapshot(self, volume, source_volume):
-        group_id, source_id = self._volume_ids(source_volume)
-        snap = self.client.create('snapshots', {
-            'short_name': COPY_SNAPSHOT_PREFIX + volume.id,
-            'source': k2_client.ref('volume_groups', group_id),
-            'retention_policy': self.retention_policy,
-            'is_auto_deleteable': False})
-        volsnap = self.client.find('volsnaps', **{
-            'snapshot.ref': '/snapshots/%d' % snap['id'],
-            'source.ref': '/volumes/%d' % source_id})
+        group_id, source_id = self.adapter.volume_ids(source_volume)
+        snap_id = self.client.create_snapshot(
+            COPY_SNAPSHOT_PREFIX + volume.id, group_id,
+            self.adapter.retention_policy_id)
+        volsnap = self.client.volsnap_of(snap_id, source_id)
         if volsnap is None:
-            self.client.delete('snapshots', snap['id'])
+            self.client.delete_snapshot(snap_id)
             raise exception.VolumeBackendAPIException(data=_(
                 'the array made snapshot %s without an image of volume %s')
-                % (snap['id'], source_volume.id))
-        return snap['id'], volsnap['id']
+                % (snap_id, source_volume.id))
+        return snap_id, volsnap
 
-    def _copy_luns(self, source, target):
-        connector = copy_connector(self.configuration)
-        host_id = self._host_id(connector, create=True)
-        mappings = []
+    def _copy_luns(self, volsnap_id, volume_id):
+        connector = copy_connector(self.adapter.configuration)
+        initiators = self.adapter.initiators(connector)
+        host_id = self.adapter.hosts.host_id(connector, initiators,
+                                             create=True)
+        mapped = []
         try:
-            luns = []
-            for resource, obj_id in (source, target):
-                mapping = self.client.create('mappings', {
-                    'volume': k2_client.ref(resource, obj_id),
-                    'host': k2_client.ref('hosts', host_id)})
-                mappings.append(mapping['id'])
-                luns.append(mapping['lun'])
-            self._qemu_copy(connector, *luns)
+            source_lun = self.client.map_volsnap(host_id, volsnap_id)
+            mapped.append({'volsnap_id': volsnap_id})
+            target_lun = self.client.map_volume(host_id, volume_id)
+            mapped.append({'volume_id': volume_id})
+            self._qemu_copy(connector, source_lun, target_lun)
         finally:
-            for mapping_id in mappings:
-                self.client.delete('mappings', mapping_id)
+            for which in mapped:
+                with cleanup.suppressed('unmapping %s' % which):
+                    self.client.unmap(self.client.mappings_of(
+                        host_id=host_id, **which))
 
     def _qemu_copy(self, connector, source_lun, target_lun):
-        chap = self._chap(naming.host_name(connector, 32))
-        portal = self.portals[0]
+        chap = self.adapter.chap(naming.host_name(connector,
+                                                  hosts.HOST_NAME_LIMIT))
+        portal = self.adapter.portals[0]
         args = ['qemu-img', 'convert', '-n', '--target-is-zero', '-f',
                 'raw', '-O', 'raw']
         secret_file = None
@@ -130,7 +140,7 @@ class HostCopyOps(object):
                 args[2:2] = ['--object',
                              'secret,id=chap,file=%s' % secret_file]
             user = chap[0] if chap else None
-            args += [_url(portal, self.target_iqn, lun,
+            args += [_url(portal, self.adapter.target_iqn, lun,
                           connector['initiator'], user)
                      for lun in (source_lun, target_lun)]
             processutils.execute(*args)

@@ -16,7 +16,10 @@ active.
   that copy is complete the primary takes over again (``failed_over``)
   and replicates to the secondary (``in_sync``).
 * ``active_backend_id`` (kept by Cinder across restarts) selects the array
-  the adapter talks to from the start.
+  the driver talks to from the start.
+
+The driver keeps one adapter per array and picks the active one; this
+manager works on both arrays' clients and never changes which is active.
 """
 
 import time
@@ -26,10 +29,11 @@ from cinder.i18n import _
 from cinder.objects import fields
 from oslo_log import log as logging
 
-from cinder_driver.common import config as flash_config
 from cinder_driver.common import exception as flash_exception
 from cinder_driver.common import naming
-from cinder_driver.k2 import client as k2_client
+from cinder_driver.common import tls
+from cinder_driver.k2 import provider_id
+from cinder_driver.k2 import specs
 
 LOG = logging.getLogger(__name__)
 SESSION_PREFIX = 'crs-'
@@ -98,7 +102,7 @@ def parse_device(configuration):
     verify = device.get('driver_ssl_cert_verify')
     if verify is None:
         # Like the backend: verified unless the section turned it off.
-        verify = flash_config.tls_verify(configuration) is not False
+        verify = tls.verify(configuration, tls.K2, log=None) is not False
     elif str(verify).lower() in ('true', 'false'):
         verify = str(verify).lower() == 'true'
     else:
@@ -110,206 +114,155 @@ def parse_device(configuration):
             'verify': verify}
 
 
-class ReplicationOps(object):
-    """Mixed into the K2 adapter: uses its clients and lookups."""
+class ReplicationManager(object):
+    """Replication between the configured array and its replication target.
 
-    replica = None          # the parsed replication_device
-    primary = None          # client of the configured array
-    secondary = None        # client of the replication_device
-    active_backend_id = None
+    :param device: the parsed replication_device (``parse_device``).
+    :param primary: K2Client of the configured array.
+    :param secondary: K2Client of the replication_device.
+    """
 
-    def _setup_replication(self, make_client):
-        self.replica = parse_device(self.configuration)
-        if self.replica is None:
-            if self.active_backend_id not in (None, PRIMARY):
-                raise _bad_device('backend_id', self.active_backend_id,
-                                  'the backend is failed over to it, but '
-                                  'no replication_device is configured')
-            return
-        dev = self.replica
-        self.secondary = make_client(dev['san_ip'], dev['login'],
-                                     dev['password'], dev['port'],
-                                     dev['verify'])
-        if self.active_backend_id not in (None, PRIMARY,
-                                          dev['backend_id']):
-            raise _bad_device('backend_id', dev['backend_id'],
-                              'the backend is failed over to %s, which is '
-                              'not this replication_device' %
-                              self.active_backend_id)
-        if self.failed_over:
-            self.client = self.secondary
-        self._peer_refs = {}
+    def __init__(self, configuration, device, primary, secondary):
+        self.configuration = configuration
+        self.device = device
+        self.primary = primary
+        self.secondary = secondary
+        self._peers = {}
 
     @property
-    def failed_over(self):
-        return bool(self.replica) and \
-            self.active_backend_id == self.replica['backend_id']
+    def backend_id(self):
+        return self.device['backend_id']
 
-    def _other(self):
-        return self.primary if self.failed_over else self.secondary
+    def _other(self, client):
+        return self.primary if client is self.secondary else self.secondary
 
-    def _peer_ref(self, client, other):
-        """Reference, on ``client``'s array, of its pairing to ``other``."""
+    def _peer(self, client):
+        """Id, on ``client``'s array, of its pairing to the other array."""
         key = id(client)
-        if key not in self._peer_refs:
-            system_id = other.system_state().get('system_id')
-            peer = client.find('replication/peer_k2arrays',
-                               system_id=system_id)
+        if key not in self._peers:
+            other = self._other(client)
+            system_id = other.system_state().system_id
+            peer = client.peer_array_id(system_id)
             if peer is None:
                 raise flash_exception.InvalidBackendConfig(
                     option='replication_device backend_id',
-                    value=self.replica['backend_id'],
+                    value=self.backend_id,
                     reason='array %s is not paired with array %s (no '
                            'replication/peer_k2arrays entry)' % (
-                               client.http.array_name,
-                               other.http.array_name))
-            self._peer_refs[key] = k2_client.ref('replication/peer_k2arrays',
-                                                 peer['id'])
-        return self._peer_refs[key]
+                               client.name, other.name))
+            self._peers[key] = peer
+        return self._peers[key]
 
-    def _check_replication(self):
-        if not self.replica:
-            return
+    def check(self, client):
+        """Warn when the pairing cannot be confirmed (setup goes on)."""
         try:
-            self._peer_ref(self.client, self._other())
+            self._peer(client)
         except flash_exception.ArrayAPIError as e:
             # The other array may be the one that was lost; replicated
             # creates will say so, everything else works.
             LOG.warning('Replication peer not reachable: %s', e)
 
-    def _replication_stats(self, pool):
-        if not self.replica:
-            pool['replication_enabled'] = False
-            return
-        pool.update({'replication_enabled': True,
-                     'replication_type': ['async'],
-                     'replication_count': 1,
-                     'replication_targets': [self.replica['backend_id']]})
+    def stats(self, target):
+        target.update({'replication_enabled': True,
+                       'replication_type': ['async'],
+                       'replication_count': 1,
+                       'replication_targets': [self.backend_id]})
+
+    @staticmethod
+    def is_replicated(volume):
+        return volume.replication_status in (
+            fields.ReplicationStatus.ENABLED,
+            fields.ReplicationStatus.FAILED_OVER,
+            fields.ReplicationStatus.ERROR)
 
     # -- per volume --------------------------------------------------------
-    def _replicate(self, volume, group_id, volume_id):
-        """Start replicating a volume's group; undone on failure."""
-        if self.failed_over:
+    def start(self, client, volume, group_id, volume_id):
+        """Start replicating a volume's group from ``client``'s array."""
+        if client is self.secondary:
             raise exception.VolumeBackendAPIException(data=_(
                 'replicated volumes cannot be created while the backend is '
-                'failed over to %s; fail back first') %
-                self.replica['backend_id'])
+                'failed over to %s; fail back first') % self.backend_id)
         name = session_name(volume)
-        peer = self._peer_ref(self.client, self._other())
-        session = self.client.create_unique('replication/sessions', {
-            'name': name, 'replication_peer_k2array': peer,
-            'local_volume_group': k2_client.ref('volume_groups', group_id),
-            'replication_peer_volume_group_name': naming.group_name(volume),
-            'remote_replication_session_name': name,
-            'rpo': self.replica['rpo']}, name=name)
+        session = client.create_session(
+            name, self._peer(client), group_id, naming.group_name(volume),
+            self.device['rpo'])
         try:
-            self.client.create('replication/peer_volumes', {
-                'local_volume': k2_client.ref('volumes', volume_id),
-                'name': naming.volume_name(volume),
-                'replication_session': k2_client.ref('replication/sessions',
-                                                     session['id'])})
-            self.client.update('replication/sessions', session['id'],
-                               {'state': 'in_sync'})
+            client.add_peer_volume(session, volume_id,
+                                   naming.volume_name(volume))
+            client.set_session_state(session, 'in_sync')
         except Exception:
             # The peer may already hold the copy (a start whose answer
             # was lost): both sides go.
             try:
-                self._unreplicate(volume)
+                self.stop(client, volume)
             except Exception as e:
                 LOG.warning('Cleanup of the replication of volume %(vol)s '
                             'failed: %(err)s', {'vol': volume.id, 'err': e})
             raise
         return {'replication_status': fields.ReplicationStatus.ENABLED}
 
-    def _unreplicate(self, volume):
+    def stop(self, client, volume):
         """Stop replicating; remove the peer's copy when it is reachable."""
-        session = self.client.find('replication/sessions',
-                                   name=session_name(volume))
+        session = client.session_by_name(session_name(volume))
         if session is not None:
-            self.client.delete('replication/sessions', session['id'])
-        other = self._other()
-        if other is None:
-            return
+            client.delete_session(session.id)
+        other = self._other(client)
         try:
             self._remove_copy(other, volume)
         except flash_exception.ArrayAPIError as e:
             LOG.warning('The replica of volume %(vol)s stays on %(array)s: '
-                        '%(err)s', {'vol': volume.id,
-                                    'array': other.http.array_name,
+                        '%(err)s', {'vol': volume.id, 'array': other.name,
                                     'err': e})
 
-    def _remove_copy(self, client, volume):
-        session = client.find('replication/sessions',
-                              name=session_name(volume))
-        if session is not None:
-            client.delete('replication/sessions', session['id'])
-        vol = client.find('volumes', name=naming.volume_name(volume))
-        if vol is not None:
-            for mapping in client.search('mappings', **{
-                    'volume.ref': '/volumes/%d' % vol['id']}):
-                client.delete('mappings', mapping['id'])
-            client.delete('volumes', vol['id'])
-        group = client.find('volume_groups', name=naming.group_name(volume))
-        if group is not None:
-            client.delete('volume_groups', group['id'])
-
     @staticmethod
-    def _is_replicated(volume):
-        return volume.replication_status in (
-            fields.ReplicationStatus.ENABLED,
-            fields.ReplicationStatus.FAILED_OVER,
-            fields.ReplicationStatus.ERROR)
+    def _remove_copy(client, volume):
+        session = client.session_by_name(session_name(volume))
+        if session is not None:
+            client.delete_session(session.id)
+        vol = client.volume_by_name(naming.volume_name(volume))
+        if vol is not None:
+            client.unmap(client.mappings_of(volume_id=vol.id))
+            client.delete_volume(vol.id)
+        group = client.volume_group_by_name(naming.group_name(volume))
+        if group is not None:
+            client.delete_volume_group(group.id)
+
+    def _provider_id(self, copy, on_secondary):
+        return str(provider_id.ProviderId(
+            copy.group_id, copy.id,
+            array=self.backend_id if on_secondary else None))
 
     # -- failover and failback ---------------------------------------------
-    def failover(self, volumes, secondary_id):
-        """Array side of a failover (A/A: before failover_completed)."""
-        if not self.replica:
-            raise exception.InvalidReplicationTarget(reason=_(
-                'no replication_device is configured'))
+    def failover(self, volumes, secondary_id, active_backend_id):
+        """Array side of a failover or failback; (new active id, updates).
+
+        ``active_backend_id``: the array the driver uses now. Which array
+        the driver uses afterwards is the driver's business
+        (failover_completed).
+        """
+        failed_over = active_backend_id == self.backend_id
         if secondary_id == PRIMARY:
-            if not self.failed_over:
+            if not failed_over:
                 raise exception.InvalidReplicationTarget(reason=_(
                     'the backend is not failed over; nothing to fail back'))
             return PRIMARY, self._failback(volumes)
-        if secondary_id not in (None, self.replica['backend_id']):
+        if secondary_id not in (None, self.backend_id):
             raise exception.InvalidReplicationTarget(reason=_(
                 'unknown replication target %(id)s (configured: %(known)s)')
-                % {'id': secondary_id, 'known': self.replica['backend_id']})
-        if self.failed_over:
+                % {'id': secondary_id, 'known': self.backend_id})
+        if failed_over:
             raise exception.InvalidReplicationTarget(reason=_(
                 'the backend is already failed over to %s') %
-                self.replica['backend_id'])
-        return self.replica['backend_id'], self._failover(volumes)
-
-    def failover_completed(self, active_backend_id):
-        """Use the array ``failover`` made active (A/A: every service)."""
-        if not self.replica:
-            return
-        if active_backend_id in (None, PRIMARY):
-            self.active_backend_id = None
-            self.client = self.primary
-        else:
-            self.active_backend_id = active_backend_id
-            self.client = self.secondary
-        self._stats = None
-        # Host ids and targets belong to the array that was active.
-        self._hosts = {}
-        self._load_active()
-
-    def _by_name(self, client, resource, names):
-        """{name: object} for many names in one call."""
-        if not names:
-            return {}
-        found = client.search(resource, name__in=','.join(sorted(names)))
-        return {obj['name']: obj for obj in found}
+                self.backend_id)
+        return self.backend_id, self._failover(volumes)
 
     def _failover(self, volumes):
         target = self.secondary
-        replicated = [v for v in volumes if self._is_replicated(v)]
-        sessions = self._by_name(target, 'replication/sessions',
-                                 {session_name(v) for v in replicated})
-        copies = self._by_name(target, 'volumes',
-                               {naming.volume_name(v) for v in replicated})
+        replicated = [v for v in volumes if self.is_replicated(v)]
+        sessions = target.sessions_by_names(
+            {session_name(v) for v in replicated})
+        copies = target.volumes_by_names(
+            {naming.volume_name(v) for v in replicated})
         updates = []
         for volume in volumes:
             if volume not in replicated:
@@ -319,12 +272,11 @@ class ReplicationOps(object):
             session = sessions.get(session_name(volume))
             copy = copies.get(naming.volume_name(volume))
             try:
-                if session is None or copy is None:
+                if session is None or copy is None or copy.group_id is None:
                     raise exception.VolumeBackendAPIException(data=_(
-                        'no replica on %s') % target.http.array_name)
-                if session['state'] != 'failed_over':
-                    target.update('replication/sessions', session['id'],
-                                  {'state': 'failed_over'})
+                        'no replica on %s') % target.name)
+                if session.state != 'failed_over':
+                    target.set_session_state(session.id, 'failed_over')
             except Exception as e:
                 LOG.error('Failover of volume %(vol)s failed: %(err)s',
                           {'vol': volume.id, 'err': e})
@@ -334,23 +286,21 @@ class ReplicationOps(object):
                 continue
             updates.append({'volume_id': volume.id, 'updates': {
                 'replication_status': fields.ReplicationStatus.FAILED_OVER,
-                'provider_id': self._pid(
-                    k2_client.ref_id(copy['volume_group']), copy['id'],
-                    on_secondary=True)}})
+                'provider_id': self._provider_id(copy, on_secondary=True)}})
         return updates
 
-    def _wait_reversed(self, client, session, before):
+    def _wait_reversed(self, client, session):
         deadline = time.monotonic() + \
             self.configuration.k2_replication_timeout
         while True:
-            now = client.get('replication/sessions', session['id'])
-            if now.get('generation_number', 0) > before and \
-                    now.get('current_snapshot_id') is None:
+            now = client.session(session.id)
+            if now.generation > session.generation and \
+                    now.current_snapshot is None:
                 return now
-            if now.get('state_reason'):
+            if now.state_reason:
                 raise exception.VolumeBackendAPIException(data=_(
                     'copy back to the primary failed: %s') %
-                    now['state_reason'])
+                    now.state_reason)
             if time.monotonic() > deadline:
                 raise exception.VolumeBackendAPIException(data=_(
                     'copy back to the primary did not finish in %d s') %
@@ -367,12 +317,12 @@ class ReplicationOps(object):
         replicated = [v for v in volumes if v.replication_status ==
                       fields.ReplicationStatus.FAILED_OVER]
         names = {session_name(v) for v in replicated}
-        on_source = self._by_name(source, 'replication/sessions', names)
-        on_primary = self._by_name(primary, 'replication/sessions', names)
-        copies = self._by_name(primary, 'volumes',
-                               {naming.volume_name(v) for v in volumes})
-        serving = self._by_name(source, 'volumes',
-                                {naming.volume_name(v) for v in replicated})
+        on_source = source.sessions_by_names(names)
+        on_primary = primary.sessions_by_names(names)
+        copies = primary.volumes_by_names(
+            {naming.volume_name(v) for v in volumes})
+        serving = source.volumes_by_names(
+            {naming.volume_name(v) for v in replicated})
         updates, started = [], []
         # All copies back run at once; then each volume is switched over.
         for volume in replicated:
@@ -382,42 +332,37 @@ class ReplicationOps(object):
                         session_name(volume) not in on_primary:
                     raise exception.VolumeBackendAPIException(data=_(
                         'its replication session is gone'))
-                source.update('replication/sessions', session['id'],
-                              {'state': 'in_sync'})
+                source.set_session_state(session.id, 'in_sync')
                 started.append((volume, session))
             except Exception as e:
                 updates.append(self._failback_error(volume, e))
         for volume, session in started:
             try:
-                self._wait_reversed(source, session,
-                                    session.get('generation_number', 0))
+                self._wait_reversed(source, session)
                 # The secondary's copy goes back to being a read-only
                 # target: no host keeps it mapped.
                 serving_copy = serving.get(naming.volume_name(volume))
                 if serving_copy is not None:
-                    for mapping in source.search('mappings', **{
-                            'volume.ref': '/volumes/%d' % serving_copy['id']}):
-                        source.delete('mappings', mapping['id'])
+                    source.unmap(source.mappings_of(
+                        volume_id=serving_copy.id))
                 back = on_primary[session_name(volume)]
-                primary.update('replication/sessions', back['id'],
-                               {'state': 'failed_over'})
-                primary.update('replication/sessions', back['id'],
-                               {'state': 'in_sync'})
+                primary.set_session_state(back.id, 'failed_over')
+                primary.set_session_state(back.id, 'in_sync')
                 copy = copies[naming.volume_name(volume)]
+                if copy.group_id is None:
+                    raise exception.VolumeBackendAPIException(data=_(
+                        '%s is not in a volume group') % copy.name)
             except Exception as e:
                 updates.append(self._failback_error(volume, e))
                 continue
             updates.append({'volume_id': volume.id, 'updates': {
                 'replication_status': fields.ReplicationStatus.ENABLED,
-                'provider_id': self._pid(
-                    k2_client.ref_id(copy['volume_group']), copy['id'],
-                    on_secondary=False)}})
+                'provider_id': self._provider_id(copy, on_secondary=False)}})
         done = {u['volume_id'] for u in updates}
         for volume in volumes:
             if volume.id in done:
                 continue
-            copy = copies.get(naming.volume_name(volume))
-            if copy is None:
+            if naming.volume_name(volume) not in copies:
                 # Created while failed over, not replicated: it exists on
                 # the secondary only.
                 updates.append({'volume_id': volume.id,
@@ -436,23 +381,19 @@ class ReplicationOps(object):
             'replication_status': fields.ReplicationStatus.ERROR,
             'status': 'error'}}
 
-    def get_replication_error_status(self, groups):
+    def error_status(self, client):
         """Volumes whose replication session reports a problem."""
-        if not self.replica:
-            return [], []
         updates = []
-        for session in self.client.search('replication/sessions',
-                                          current_role='source'):
-            if not session.get('state_reason') and \
-                    session.get('state') == 'in_sync':
+        for session in client.source_sessions():
+            if not session.state_reason and session.state == 'in_sync':
                 continue
-            group_ref = session['local_volume_group']['ref']
-            for vol in self.client.search('volumes', **{
-                    'volume_group.ref': group_ref}):
-                owner = vol.get('description') or ''
-                if owner.startswith(self.OWNER_PREFIX):
+            if session.group_id is None:
+                continue
+            for vol in client.volumes_in_group(session.group_id):
+                owner = specs.owner_of(vol.description)
+                if owner:
                     updates.append({
-                        'volume_id': owner[len(self.OWNER_PREFIX):],
+                        'volume_id': owner,
                         'updates': {'replication_status':
                                     fields.ReplicationStatus.ERROR}})
         return updates, []

@@ -22,12 +22,15 @@ from oslo_utils import units
 from cinder_driver.common import exception as flash_exception
 from cinder_driver.common import naming
 from cinder_driver.common import stats as flash_stats
+from cinder_driver.common import tls
+from cinder_driver.common import versions
 from cinder_driver.linstor import apicallrc
 from cinder_driver.linstor import attach
 from cinder_driver.linstor import capacity
 from cinder_driver.linstor import client as linstor_client
 from cinder_driver.linstor import manage
 from cinder_driver.linstor import placement
+from cinder_driver.linstor import probe
 
 LOG = logging.getLogger(__name__)
 VENDOR = 'cinder-flash'
@@ -73,20 +76,8 @@ class LinstorAdapter(flash_stats.CachedStats):
         if conf.linstor_layer_list:
             placement.layer_stack(conf.linstor_layer_list,
                                   'linstor_layer_list')
-        cert = None
-        if conf.linstor_client_cert:
-            cert = (conf.linstor_client_cert, conf.linstor_client_key) \
-                if conf.linstor_client_key else conf.linstor_client_cert
-        elif conf.linstor_client_key:
-            raise flash_exception.InvalidBackendConfig(
-                option='linstor_client_key', value=conf.linstor_client_key,
-                reason='linstor_client_cert must be set with it')
-        verify = conf.linstor_trusted_ca or True
-        if not conf.linstor_verify_tls:
-            LOG.warning('TLS certificate verification of backend %s is '
-                        'disabled by linstor_verify_tls=False.',
-                        conf.config_group)
-            verify = False
+        cert = tls.client_cert(conf, tls.LINSTOR)
+        verify = tls.verify(conf, tls.LINSTOR, log=LOG)
         self.client = linstor_client.LinstorClient(
             uris, username=conf.linstor_username,
             password=conf.linstor_password, verify=verify, client_cert=cert,
@@ -110,9 +101,9 @@ class LinstorAdapter(flash_stats.CachedStats):
 
     def check_for_setup_error(self):
         version = self.client.version()
-        self.api_version = linstor_client.api_version(
-            version['rest_api_version'])
-        if self.api_version < linstor_client.MIN_API_VERSION:
+        self.api_version = versions.parse(version['rest_api_version'])
+        if not versions.at_least(version['rest_api_version'],
+                                 linstor_client.MIN_API_VERSION):
             raise flash_exception.InvalidBackendConfig(
                 option='linstor_uris', value=self.client.name,
                 reason='the controller speaks REST API %s; %s or later is '
@@ -125,6 +116,10 @@ class LinstorAdapter(flash_stats.CachedStats):
             raise flash_exception.InvalidBackendConfig(
                 option='linstor_storage_pool', value=pool,
                 reason='no node has this storage pool')
+
+    def probe(self):
+        """[(verdict, name, detail)] for cinder-flash check."""
+        return probe.run(self)
 
     # -- names ----------------------------------------------------------------
     @staticmethod

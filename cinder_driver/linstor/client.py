@@ -40,14 +40,6 @@ def base_url(uri):
     return '%s://%s:%d' % (scheme, host, port)
 
 
-def api_version(text):
-    parts = []
-    for piece in str(text).split('.')[:3]:
-        digits = ''.join(c for c in piece if c.isdigit())
-        parts.append(int(digits) if digits else 0)
-    return tuple(parts + [0] * (3 - len(parts)))
-
-
 def _error_text(payload):
     return apicallrc.text(apicallrc.errors(apicallrc.entries_of(payload)))
 

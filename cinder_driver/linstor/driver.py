@@ -14,7 +14,6 @@ from cinder.volume import driver
 from oslo_utils import importutils
 
 from cinder_driver.common import driver_base
-from cinder_driver.common import guard
 from cinder_driver.common import options as common_options
 from cinder_driver.linstor import adapter as linstor_adapter
 from cinder_driver.linstor import options as linstor_options
@@ -44,9 +43,8 @@ class LinstorBaseDriver(driver_base.AdapterDriver):
         self.configuration.append_config_values(common_options.rest_opts)
         self.configuration.append_config_values(
             linstor_options.linstor_opts)
-        self.adapter = guard.Guarded(linstor_adapter.LinstorAdapter(
-            self.configuration, self.PROTOCOL, self.VERSION),
-            'LINSTOR backend %s' % self.configuration.config_group)
+        self.adapter = linstor_adapter.LinstorAdapter(
+            self.configuration, self.PROTOCOL, self.VERSION)
 
     @staticmethod
     def get_driver_options():

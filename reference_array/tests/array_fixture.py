@@ -81,8 +81,8 @@ class ReferenceArray(fixtures.Fixture):
             verify=self.info['ca_cert'], timeout=10).raise_for_status()
 
     def k2_client(self, password=None, verify=None, retries=0):
-        from cinder_driver.k2 import client
-        return client.K2Client(
+        from cinder_driver.k2 import rest
+        return rest.K2Rest(
             self.k2_host, self.info['user'],
             self.info['password'] if password is None else password,
             port=self.k2_port,

@@ -148,3 +148,11 @@ class CheckCommandTestCase(testtools.TestCase):
             'LinstorISCSIDriver', linstor_local_node='not-a-node'))
         self.assertEqual(1, code)
         self.assertIn('not-a-node', out)
+
+    def test_linstor_key_without_certificate_is_refused(self):
+        # The driver refuses it at setup; check says so, before any call.
+        code, verdicts, out = self._check('ls', self._linstor(
+            'ls', linstor_client_key='/etc/cinder/linstor-key.pem'))
+        self.assertEqual(1, code)
+        self.assertEqual({'config': 'FAIL'}, verdicts)
+        self.assertIn('linstor_client_cert', out)

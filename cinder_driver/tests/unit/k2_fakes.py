@@ -1,4 +1,4 @@
-"""An adapter wired to a mock K2 client, for unit tests."""
+"""An adapter wired to a mock typed K2 client, for unit tests."""
 
 from unittest import mock
 
@@ -9,23 +9,72 @@ from cinder.tests.unit import fake_volume
 from cinder.tests.unit import test
 from cinder.volume import configuration
 from cinder.volume import driver as volume_driver
+from cinder.volume.drivers.san import san
 from oslo_utils import uuidutils
 
 from cinder_driver.common import exception as flash_exception
 from cinder_driver.common import options as common_options
-from cinder_driver.k2 import adapter
 from cinder_driver.k2 import client
 from cinder_driver.k2 import options as k2_options
+from cinder_driver.k2 import protocols
+from cinder_driver.k2 import records
 
 CONNECTOR = {'host': 'compute-1',
              'initiator': 'iqn.1993-08.org.debian:01:c1',
              'wwpns': ['10000090FA000001']}
+ADAPTERS = {constants.ISCSI: protocols.K2ISCSIAdapter,
+            constants.FC: protocols.K2FCAdapter}
 
 
-def api_error(status, text='refused'):
-    return flash_exception.ArrayAPIError(
-        array='K2 test', method='X', path='/x', reason=text, status=status,
-        error_code=text)
+def api_error(status, text='refused', kind=None):
+    cls = kind or {404: flash_exception.ObjectNotFound}.get(
+        status, flash_exception.ArrayAPIError)
+    return cls(message='K2 test: X /x failed: %s' % text, status=status,
+               error_code=text)
+
+
+def exists(text='exists'):
+    """A refused create (K2: HTTP 400)."""
+    return api_error(400, text, flash_exception.ObjectExists)
+
+
+def busy(text='in use'):
+    """A refused delete (K2: HTTP 400)."""
+    return api_error(400, text, flash_exception.ObjectBusy)
+
+
+def mock_client(name='K2 test'):
+    fake = mock.Mock(spec=client.K2Client)
+    fake.name = name
+    fake.http = mock.Mock(array_name=name)
+    return fake
+
+
+def volume_record(volume_id, name='cv-x', group_id=7, size=1024 * 1024,
+                  description=''):
+    return records.Volume(volume_id, name, size, group_id, description)
+
+
+def group_record(group_id, name='cvg-x', is_dedup=True, volumes_count=1,
+                 snapshots_count=0, replicated=False):
+    return records.VolumeGroup(group_id, name, is_dedup, volumes_count,
+                               snapshots_count, replicated)
+
+
+def mapping_record(mapping_id, lun=1, host_id=3, target='/volumes/9'):
+    return records.Mapping(mapping_id, lun, host_id, target)
+
+
+def make_conf(test_case, group):
+    conf = configuration.Configuration(volume_driver.volume_opts,
+                                       config_group=group)
+    for opts in (san.san_opts, common_options.rest_opts, k2_options.k2_opts):
+        conf.append_config_values(opts)
+    for key, value in (('san_ip', '192.0.2.10'), ('san_login', 'admin'),
+                       ('san_password', 'pw'),
+                       ('volume_backend_name', 'k2-unit')):
+        test_case.override_config(key, value, group=group)
+    return conf
 
 
 class AdapterTestCase(test.TestCase):
@@ -36,42 +85,22 @@ class AdapterTestCase(test.TestCase):
     def setUp(self):
         super().setUp()
         self.ctx = context.get_admin_context()
-        conf = configuration.Configuration(volume_driver.volume_opts,
-                                           config_group=self.GROUP)
-        from cinder.volume.drivers.san import san
-        for opts in (san.san_opts, common_options.rest_opts,
-                     k2_options.k2_opts):
-            conf.append_config_values(opts)
-        for key, value in (('san_ip', '192.0.2.10'), ('san_login', 'admin'),
-                           ('san_password', 'pw'),
-                           ('volume_backend_name', 'k2-unit')):
-            self.override_config(key, value, group=self.GROUP)
-        self.conf = conf
-        self.adapter = adapter.K2Adapter(conf, self.PROTOCOL, '1.0.0')
-        self.client = mock.Mock(spec=client.K2Client)
-        self.client.http = mock.Mock(array_name='K2 test')
-        # Lost answers are the client's business (test_k2_client): here a
-        # unique create is a create.
-        self.client.create_unique.side_effect = (
-            lambda resource, body, **key: self.client.create(resource, body))
-        self.client.create_or_get.side_effect = self._create_or_get
-        self.adapter.client = self.client
-        self.adapter.capabilities = {'volume_source': True}
-        self.adapter.target_iqn = 'iqn.2026-11.io.example:k2'
-        self.adapter.portals = ['192.0.2.21:3260', '192.0.2.22:3260']
-        self.adapter.fc_targets = ['50024f4000000100', '50024f4000000101']
-        self.adapter.retention_policy = {'ref': '/retention_policies/1'}
+        self.conf = make_conf(self, self.GROUP)
+        self.client = mock_client()
+        self.adapter = self.make_adapter(self.client)
 
-    def _create_or_get(self, resource, body, **key):
-        try:
-            return self.client.create(resource, body), True
-        except flash_exception.ArrayAPIError as e:
-            if e.status != 400:
-                raise
-            found = self.client.find(resource, **key)
-            if found is None:
-                raise
-            return found, False
+    def make_adapter(self, k2, array_id=None, replication=None):
+        made = ADAPTERS[self.PROTOCOL](self.conf, k2, '1.0.0',
+                                       array_id=array_id,
+                                       replication=replication)
+        made.capabilities = {'volume_source': True}
+        made.retention_policy_id = 1
+        if self.PROTOCOL == constants.ISCSI:
+            made.target_iqn = 'iqn.2026-11.io.example:k2'
+            made.portals = ['192.0.2.21:3260', '192.0.2.22:3260']
+        else:
+            made.fc_targets = ['50024f4000000100', '50024f4000000101']
+        return made
 
     def volume(self, provider_id='7/9', size=1, **specs):
         vol = fake_volume.fake_volume_obj(

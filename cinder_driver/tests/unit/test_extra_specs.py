@@ -3,7 +3,7 @@ from cinder.tests.unit import test
 import ddt
 
 from cinder_driver.common import extra_specs
-from cinder_driver.k2 import adapter
+from cinder_driver.k2 import specs as k2_specs
 
 SCHEMA = (extra_specs.Spec('x:flag', bool, default=True),
           extra_specs.Spec('x:count', int, default=2, minimum=1, maximum=9),
@@ -55,12 +55,12 @@ class K2SpecsTestCase(test.TestCase):
                 'kaminario:thin_prov_type': 'nodedup'}, False))
     @ddt.unpack
     def test_dedup(self, specs, expected):
-        self.assertEqual(expected, adapter.volume_specs(
+        self.assertEqual(expected, k2_specs.volume_specs(
             {'extra_specs': specs})['dedup'])
 
     def test_contradiction_names_both_keys(self):
         err = self.assertRaises(
-            exception.InvalidVolumeType, adapter.volume_specs,
+            exception.InvalidVolumeType, k2_specs.volume_specs,
             {'extra_specs': {'k2:dedup': 'true',
                              'kaminario:thin_prov_type': 'nodedup'}})
         self.assertIn('k2:dedup', err.msg)
@@ -74,11 +74,11 @@ class K2ReplicationSpecsTestCase(test.TestCase):
               {'kaminario:replication': 'enabled'})
     def test_replication_request_is_refused(self, specs):
         err = self.assertRaises(exception.InvalidVolumeType,
-                                adapter.volume_specs, {'extra_specs': specs})
+                                k2_specs.volume_specs, {'extra_specs': specs})
         self.assertIn(next(iter(specs)), err.msg)
 
     @ddt.data({'replication_enabled': '<is> False'},
               {'kaminario:replication': 'disabled'})
     def test_replication_off_is_fine(self, specs):
-        self.assertTrue(adapter.volume_specs({'extra_specs': specs})[
+        self.assertTrue(k2_specs.volume_specs({'extra_specs': specs})[
             'dedup'])

@@ -18,9 +18,9 @@ from cinder.volume import driver as volume_driver
 from oslo_utils import uuidutils
 
 from cinder_driver.common import exception as flash_exception
-from cinder_driver.k2 import adapter
 from cinder_driver.k2 import driver as k2_driver
 from cinder_driver.k2 import replication
+from cinder_driver.k2 import specs as k2_specs
 from cinder_driver.tests.unit import fake_http
 
 ROUNDS = 300
@@ -46,8 +46,8 @@ class SpecFuzzTestCase(test.TestCase):
                      for _k in range(rnd.randint(1, 4))}
             for replication_ok in (False, True):
                 try:
-                    result = adapter.volume_specs({'extra_specs': specs},
-                                                  replication_ok)
+                    result = k2_specs.volume_specs({'extra_specs': specs},
+                                                   replication_ok)
                 except exception.InvalidVolumeType:
                     continue
                 self.assertIsInstance(result['dedup'], bool)
@@ -66,7 +66,7 @@ class SpecFuzzTestCase(test.TestCase):
             vtype.qos_specs = objects.QualityOfServiceSpecs(
                 consumer=consumer, specs=specs)
             try:
-                adapter._refuse_backend_qos(vtype)
+                k2_specs.refuse_backend_qos(vtype)
             except exception.InvalidVolumeType as e:
                 self.assertNotEqual('front-end', consumer)
                 self.assertIn(consumer, str(e))
@@ -159,7 +159,7 @@ class ReplyFuzzTestCase(test.TestCase):
         a = self.driver.adapter
         a.target_iqn = 'iqn.2026-11.io.example:k2'
         a.portals = ['192.0.2.21:3260']
-        a.retention_policy = {'ref': '/retention_policies/1'}
+        a.retention_policy_id = 1
         a.capabilities = {'volume_source': True}
 
     def volume(self, provider_id):

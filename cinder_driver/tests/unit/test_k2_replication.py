@@ -7,7 +7,8 @@ from cinder.objects import fields
 import ddt
 
 from cinder_driver.common import exception as flash_exception
-from cinder_driver.k2 import client
+from cinder_driver.k2 import driver as k2_driver
+from cinder_driver.k2 import records
 from cinder_driver.k2 import replication
 from cinder_driver.tests.unit import k2_fakes
 
@@ -65,22 +66,34 @@ class DeviceTestCase(k2_fakes.AdapterTestCase):
         self.assertIn('dr2', str(e))
 
 
+def session(session_id, name, state='in_sync', reason='', generation=0,
+            current=None, group_id=None):
+    return records.Session(session_id, name, state, reason, generation,
+                           current, group_id)
+
+
 class ReplicatedTestCase(k2_fakes.AdapterTestCase):
 
     def setUp(self):
         super().setUp()
         self.override_config('replication_device', [DEVICE],
                              group=self.GROUP)
-        self.secondary = mock.Mock(spec=client.K2Client)
-        self.secondary.http = mock.Mock(array_name='K2 dr')
-        self.secondary.create_unique.side_effect = (
-            lambda resource, body, **key: self.secondary.create(resource,
-                                                                body))
-        self.adapter.primary = self.client
-        self.adapter._setup_replication(lambda *a: self.secondary)
-        self.adapter._peer_refs = {id(self.client): {
-            'ref': '/replication/peer_k2arrays/1'}}
-        self.adapter._load_active = mock.Mock()
+        self.secondary = k2_fakes.mock_client('K2 dr')
+        self.manager = replication.ReplicationManager(
+            self.conf, replication.parse_device(self.conf), self.client,
+            self.secondary)
+        self.manager._peers = {id(self.client): 1}
+        self.driver = k2_driver.K2ISCSIDriver(configuration=self.conf,
+                                              host='cinder@k2-unit')
+        self.driver.replication = self.manager
+        self.driver.adapters = {
+            'default': self.make_adapter(self.client,
+                                         replication=self.manager),
+            'dr': self.make_adapter(self.secondary, array_id='dr',
+                                    replication=self.manager)}
+        for made in self.driver.adapters.values():
+            made.load = mock.Mock()
+        self.adapter = self.driver.adapters['default']
 
     def replicated(self, provider_id='7/9', replication_status=None):
         vol = self.volume(provider_id, replication_enabled='<is> True')
@@ -88,58 +101,55 @@ class ReplicatedTestCase(k2_fakes.AdapterTestCase):
         return vol
 
     def test_create_starts_a_session(self):
-        created = iter([{'id': 7}, {'id': 9}, {'id': 5}, {'id': 6}])
-        self.client.create.side_effect = lambda res, body: next(created)
+        self.client.create_volume_group.return_value = 7
+        self.client.create_volume.return_value = 9
+        self.client.create_session.return_value = 5
         vol = self.replicated(provider_id=None)
         update = self.adapter.create_volume(vol)
         self.assertEqual('7/9', update['provider_id'])
         self.assertEqual(fields.ReplicationStatus.ENABLED,
                          update['replication_status'])
-        calls = [c[0][0] for c in self.client.create.call_args_list]
-        self.assertEqual(['volume_groups', 'volumes', 'replication/sessions',
-                          'replication/peer_volumes'], calls)
-        session = self.client.create.call_args_list[2][0][1]
-        self.assertEqual('crs-%s' % vol.name_id, session['name'])
-        self.assertEqual('cvg-%s' % vol.name_id,
-                         session['replication_peer_volume_group_name'])
-        self.assertEqual(60, session['rpo'])
-        self.client.update.assert_called_once_with(
-            'replication/sessions', 5, {'state': 'in_sync'})
+        self.client.create_session.assert_called_once_with(
+            'crs-%s' % vol.name_id, 1, 7, 'cvg-%s' % vol.name_id, 60)
+        self.client.add_peer_volume.assert_called_once_with(
+            5, 9, 'cv-%s' % vol.name_id)
+        self.client.set_session_state.assert_called_once_with(5, 'in_sync')
 
     def test_failed_start_undoes_everything(self):
-        created = iter([{'id': 7}, {'id': 9}, {'id': 5}])
-
-        def create(res, body):
-            if res == 'replication/peer_volumes':
-                raise k2_fakes.api_error(500)
-            return next(created)
-        self.client.create.side_effect = create
-        self.client.find.return_value = {'id': 5}
-        self.secondary.find.return_value = None
+        self.client.create_volume_group.return_value = 7
+        self.client.create_volume.return_value = 9
+        self.client.create_session.return_value = 5
+        self.client.add_peer_volume.side_effect = k2_fakes.api_error(500)
+        self.client.session_by_name.return_value = session(5, 'crs')
+        self.secondary.session_by_name.return_value = None
+        self.secondary.volume_by_name.return_value = None
+        self.secondary.volume_group_by_name.return_value = None
         self.assertRaises(flash_exception.ArrayAPIError,
                           self.adapter.create_volume,
                           self.replicated(provider_id=None))
         # The peer was asked for a copy it may hold: looked for there too.
-        self.secondary.find.assert_any_call(
-            'replication/sessions', name=mock.ANY)
-        self.assertEqual([mock.call('replication/sessions', 5),
-                          mock.call('volumes', 9),
-                          mock.call('volume_groups', 7)],
-                         self.client.delete.call_args_list)
+        self.secondary.session_by_name.assert_called_once_with(mock.ANY)
+        self.client.delete_session.assert_called_once_with(5)
+        self.client.delete_volume.assert_called_once_with(9)
+        self.client.delete_volume_group.assert_called_once_with(7)
 
     def test_no_replicated_create_while_failed_over(self):
-        self.adapter.failover_completed('dr')
-        self.secondary.create.side_effect = [{'id': 1}, {'id': 2}]
+        self.driver.failover_completed(self.ctx, 'dr')
+        self.secondary.create_volume_group.return_value = 1
+        self.secondary.create_volume.return_value = 2
         self.assertRaises(exception.VolumeBackendAPIException,
-                          self.adapter.create_volume,
+                          self.driver.create_volume,
                           self.replicated(provider_id=None))
-        self.assertEqual(2, self.secondary.delete.call_count)
+        self.secondary.delete_volume.assert_called_once_with(2)
+        self.secondary.delete_volume_group.assert_called_once_with(1)
+        self.secondary.create_session.assert_not_called()
 
     def test_stats_carry_the_target_at_both_levels(self):
-        self.client.find.side_effect = lambda res, **kw: {
-            'total': 10, 'free': 5, 'provisioned': 1, 'logical': 1,
-            'physical': 1}
-        stats = self.adapter.get_volume_stats(True)
+        self.client.capacity.return_value = records.Capacity(10, 5, 1, 1, 1)
+        self.client.performance.return_value = {
+            'read_iops_avg': 0, 'write_iops_avg': 0, 'throughput_avg': 0,
+            'latency_avg': 0}
+        stats = self.driver.get_volume_stats(True)
         for level in (stats, stats['pools'][0]):
             self.assertIs(True, level['replication_enabled'])
             self.assertEqual(['dr'], level['replication_targets'])
@@ -148,103 +158,131 @@ class ReplicatedTestCase(k2_fakes.AdapterTestCase):
         vol = self.replicated(
             replication_status=fields.ReplicationStatus.ENABLED)
         plain = self.volume()
-        self.secondary.search.side_effect = [
-            [{'id': 3, 'name': 'crs-%s' % vol.name_id, 'state': 'in_sync'}],
-            [{'id': 4, 'name': 'cv-%s' % vol.name_id,
-              'volume_group': {'ref': '/volume_groups/2'}}]]
-        active, updates = self.adapter.failover([vol, plain], None)
+        self.secondary.sessions_by_names.return_value = {
+            'crs-%s' % vol.name_id: session(3, 'crs-%s' % vol.name_id)}
+        self.secondary.volumes_by_names.return_value = {
+            'cv-%s' % vol.name_id: k2_fakes.volume_record(
+                4, 'cv-%s' % vol.name_id, group_id=2)}
+        active, updates, _g = self.driver.failover(self.ctx, [vol, plain],
+                                                   None)
         self.assertEqual('dr', active)
-        self.secondary.update.assert_called_once_with(
-            'replication/sessions', 3, {'state': 'failed_over'})
+        self.secondary.set_session_state.assert_called_once_with(
+            3, 'failed_over')
         by_id = {u['volume_id']: u['updates'] for u in updates}
         self.assertEqual({'replication_status': 'failed-over',
                           'provider_id': '2/4@dr'}, by_id[vol.id])
         self.assertEqual({'status': 'error'}, by_id[plain.id])
         # Not switched until failover_completed (active/active).
-        self.assertIs(self.client, self.adapter.client)
-        self.adapter.failover_completed(active)
-        self.assertIs(self.secondary, self.adapter.client)
+        self.assertIs(self.client, self.driver.adapter.client)
+        self.driver.failover_completed(self.ctx, active)
+        self.assertIs(self.secondary, self.driver.adapter.client)
+        self.driver.adapter.load.assert_called_once_with()
+
+    def test_failover_changes_only_the_active_adapter(self):
+        # Each adapter's caches belong to its array: nothing is cleared by
+        # hand, and a failback finds the primary's host ids as they were.
+        primary = self.driver.adapter
+        primary.hosts._hosts[('iqn.x',)] = 3
+        self.driver.failover_completed(self.ctx, 'dr')
+        self.assertIsNot(primary, self.driver.adapter)
+        self.assertEqual({}, self.driver.adapter.hosts._hosts)
+        self.driver.failover_completed(self.ctx, 'default')
+        self.assertIs(primary, self.driver.adapter)
+        self.assertEqual({('iqn.x',): 3}, primary.hosts._hosts)
 
     def test_failover_of_a_volume_without_replica(self):
         vol = self.replicated(
             replication_status=fields.ReplicationStatus.ENABLED)
-        self.secondary.search.side_effect = [[], []]
-        _active, updates = self.adapter.failover([vol], 'dr')
+        self.secondary.sessions_by_names.return_value = {}
+        self.secondary.volumes_by_names.return_value = {}
+        _active, updates, _g = self.driver.failover(self.ctx, [vol], 'dr')
         self.assertEqual('error', updates[0]['updates']['status'])
 
     def test_failover_targets(self):
         self.assertRaises(exception.InvalidReplicationTarget,
-                          self.adapter.failover, [], 'elsewhere')
+                          self.driver.failover, self.ctx, [], 'elsewhere')
         self.assertRaises(exception.InvalidReplicationTarget,
-                          self.adapter.failover, [], 'default')
-        self.adapter.failover_completed('dr')
+                          self.driver.failover, self.ctx, [], 'default')
+        self.driver.failover_completed(self.ctx, 'dr')
         self.assertRaises(exception.InvalidReplicationTarget,
-                          self.adapter.failover, [], 'dr')
+                          self.driver.failover, self.ctx, [], 'dr')
 
     def test_failback_needs_the_primary(self):
-        self.adapter.failover_completed('dr')
+        self.driver.failover_completed(self.ctx, 'dr')
         self.client.system_state.side_effect = k2_fakes.api_error(503)
         self.assertRaises(exception.UnableToFailOver,
-                          self.adapter.failover, [], 'default')
+                          self.driver.failover, self.ctx, [], 'default')
 
     def test_failback_copies_back_then_switches(self):
         self.override_config('k2_replication_timeout', 10, group=self.GROUP)
-        self.adapter.failover_completed('dr')
+        self.driver.failover_completed(self.ctx, 'dr')
         vol = self.replicated(
             replication_status=fields.ReplicationStatus.FAILED_OVER)
         name = 'crs-%s' % vol.name_id
-        self.secondary.search.return_value = [
-            {'id': 3, 'name': name, 'generation_number': 4}]
-        self.secondary.get.return_value = {
-            'id': 3, 'generation_number': 9, 'current_snapshot_id': None}
-        self.client.search.side_effect = [
-            [{'id': 8, 'name': name}],
-            [{'id': 1, 'name': 'cv-%s' % vol.name_id,
-              'volume_group': {'ref': '/volume_groups/5'}}]]
-        active, updates = self.adapter.failover([vol], 'default')
+        self.secondary.sessions_by_names.return_value = {
+            name: session(3, name, generation=4)}
+        self.secondary.session.return_value = session(3, name, generation=9)
+        self.secondary.volumes_by_names.return_value = {}
+        self.client.sessions_by_names.return_value = {name: session(8, name)}
+        self.client.volumes_by_names.return_value = {
+            'cv-%s' % vol.name_id: k2_fakes.volume_record(
+                1, 'cv-%s' % vol.name_id, group_id=5)}
+        active, updates, _g = self.driver.failover_host(self.ctx, [vol],
+                                                        'default')
         self.assertEqual('default', active)
-        self.secondary.update.assert_called_once_with(
-            'replication/sessions', 3, {'state': 'in_sync'})
-        self.assertEqual([mock.call('replication/sessions', 8,
-                                    {'state': 'failed_over'}),
-                          mock.call('replication/sessions', 8,
-                                    {'state': 'in_sync'})],
-                         self.client.update.call_args_list)
+        self.secondary.set_session_state.assert_called_once_with(
+            3, 'in_sync')
+        self.assertEqual([mock.call(8, 'failed_over'),
+                          mock.call(8, 'in_sync')],
+                         self.client.set_session_state.call_args_list)
         self.assertEqual({'replication_status': 'enabled',
                           'provider_id': '5/1'}, updates[0]['updates'])
+        self.assertIs(self.client, self.driver.adapter.client)
 
     def test_error_status_from_sessions(self):
-        self.client.search.side_effect = [
-            [{'state': 'in_sync', 'state_reason': '',
-              'local_volume_group': {'ref': '/volume_groups/1'}},
-             {'state': 'in_sync', 'state_reason': 'peer unreachable',
-              'local_volume_group': {'ref': '/volume_groups/2'}}],
-            [{'description': 'cinder:abc'}, {'description': 'other'}]]
-        errors, groups = self.adapter.get_replication_error_status([])
+        self.client.source_sessions.return_value = [
+            session(1, 'a', group_id=1),
+            session(2, 'b', reason='peer unreachable', group_id=2)]
+        self.client.volumes_in_group.return_value = [
+            k2_fakes.volume_record(1, description='cinder:abc'),
+            k2_fakes.volume_record(2, description='other')]
+        errors, groups = self.driver.get_replication_error_status(self.ctx,
+                                                                  [])
         self.assertEqual([{'volume_id': 'abc', 'updates': {
             'replication_status': 'error'}}], errors)
         self.assertEqual([], groups)
+        self.client.volumes_in_group.assert_called_once_with(2)
 
     def test_ids_of_the_other_array_are_never_used(self):
         # A volume left on the lost primary: its ids mean other objects on
         # the secondary, so it is looked up by name there.
-        self.adapter.failover_completed('dr')
+        self.driver.failover_completed(self.ctx, 'dr')
         plain = self.volume(provider_id='5/7')
-        self.secondary.find.return_value = None
-        self.adapter.delete_volume(plain)
-        self.secondary.find.assert_any_call('volumes',
-                                            name='cv-%s' % plain.name_id)
-        self.secondary.delete.assert_not_called()
+        self.secondary.volume_by_name.return_value = None
+        self.secondary.volume_group_by_name.return_value = None
+        self.driver.delete_volume(plain)
+        self.secondary.volume_by_name.assert_any_call(
+            'cv-%s' % plain.name_id)
+        self.secondary.delete_volume.assert_not_called()
         # Created while failed over: tagged, used as they are.
         self.secondary.reset_mock()
-        self.assertEqual((2, 4), self.adapter._volume_ids(
+        self.assertEqual((2, 4), self.driver.adapter.volume_ids(
             self.volume(provider_id='2/4@dr')))
-        self.secondary.find.assert_not_called()
+        self.secondary.volume_by_name.assert_not_called()
 
     def test_snapshot_ids_from_the_secondary_after_failback(self):
         vol = self.volume()
         snap = self.snapshot(vol, provider_id='3/4@dr')
-        self.client.find.side_effect = [{'id': 30}, {'id': 40}]
-        self.assertEqual((30, 40), self.adapter._snapshot_ids(snap))
-        self.assertEqual('cs-%s' % snap.id, self.client.find.call_args_list[
-            0][1]['short_name'])
+        self.client.snapshot_by_name.return_value = mock.Mock(id=30)
+        self.client.volsnap_of.return_value = 40
+        self.assertEqual((30, 40), self.adapter.snapshot_ids(snap))
+        self.client.snapshot_by_name.assert_called_once_with(
+            'cs-%s' % snap.id)
+
+    def test_secondary_with_an_unknown_active_backend_is_refused(self):
+        drv = k2_driver.K2ISCSIDriver(configuration=self.conf,
+                                      host='cinder@k2-unit',
+                                      active_backend_id='elsewhere')
+        err = self.assertRaises(flash_exception.InvalidBackendConfig,
+                                drv.do_setup, self.ctx)
+        self.assertIn('elsewhere', err.msg)

@@ -5,102 +5,115 @@ from cinder import exception
 from cinder_driver.common import exception as flash_exception
 from cinder_driver.tests.unit import k2_fakes
 
+GIB = 1024 * 1024
+
 
 class SnapshotCloneTestCase(k2_fakes.AdapterTestCase):
 
     def test_snapshot_of_the_volume_group(self):
-        self.client.create.return_value = {'id': 3}
-        self.client.find.return_value = {'id': 4}
+        self.client.create_snapshot.return_value = 3
+        self.client.volsnap_of.return_value = 4
         vol = self.volume()
         snap = self.snapshot(vol, provider_id=None)
         self.assertEqual({'provider_id': '3/4'},
                          self.adapter.create_snapshot(snap))
-        self.client.create.assert_called_once_with('snapshots', {
-            'short_name': 'cs-%s' % snap.id,
-            'source': {'ref': '/volume_groups/7'},
-            'retention_policy': {'ref': '/retention_policies/1'},
-            'is_auto_deleteable': False,
-            'description': 'cinder:%s' % snap.id})
-        self.client.find.assert_called_once_with('volsnaps', **{
-            'snapshot.ref': '/snapshots/3', 'source.ref': '/volumes/9'})
+        self.client.create_snapshot.assert_called_once_with(
+            'cs-%s' % snap.id, 7, 1, description='cinder:%s' % snap.id)
+        self.client.volsnap_of.assert_called_once_with(3, 9)
 
     def test_snapshot_without_member_is_removed(self):
-        self.client.create.return_value = {'id': 3}
-        self.client.find.return_value = None
+        self.client.create_snapshot.return_value = 3
+        self.client.volsnap_of.return_value = None
         self.assertRaises(flash_exception.ArrayBadReply,
                           self.adapter.create_snapshot,
                           self.snapshot(self.volume(), provider_id=None))
-        self.client.delete.assert_called_once_with('snapshots', 3)
+        self.client.delete_snapshot.assert_called_once_with(3)
+
+    def test_snapshot_found_by_name(self):
+        self.client.snapshot_by_name.return_value = mock.Mock(id=30)
+        self.client.volsnap_of.return_value = 40
+        snap = self.snapshot(self.volume(), provider_id=None)
+        self.assertEqual((30, 40), self.adapter.snapshot_ids(snap))
+        self.client.snapshot_by_name.assert_called_once_with(
+            'cs-%s' % snap.id)
+        self.client.volsnap_of.assert_called_once_with(30)
 
     def test_delete_busy_snapshot(self):
-        self.client.delete.side_effect = k2_fakes.api_error(400, 'views')
+        self.client.delete_snapshot.side_effect = k2_fakes.busy('views')
         self.assertRaises(exception.SnapshotIsBusy,
                           self.adapter.delete_snapshot,
                           self.snapshot(self.volume()))
 
     def test_clone_uses_volume_source(self):
-        self.client.create.side_effect = [{'id': 5}, {'id': 6}]
+        self.client.create_volume_group.return_value = 5
+        self.client.create_volume.return_value = 6
         src = self.volume(provider_id='7/9')
         self.adapter.create_cloned_volume(self.volume(provider_id=None,
                                                       size=2), src)
-        body = self.client.create.call_args_list[1].args[1]
-        self.assertEqual({'ref': '/volumes/9'}, body['source'])
-        self.assertEqual(2 * 1024 * 1024, body['size'])
+        args = self.client.create_volume.call_args
+        self.assertEqual(9, args.kwargs['from_volume'])
+        self.assertEqual((2 * GIB, 5), args.args[1:])
 
     def test_from_snapshot_uses_volsnap(self):
-        self.client.create.side_effect = [{'id': 5}, {'id': 6}]
+        self.client.create_volume_group.return_value = 5
+        self.client.create_volume.return_value = 6
         snap = self.snapshot(self.volume(), provider_id='3/4')
         self.adapter.create_volume_from_snapshot(
             self.volume(provider_id=None), snap)
-        body = self.client.create.call_args_list[1].args[1]
-        self.assertEqual({'ref': '/volsnaps/4'}, body['source'])
+        self.assertEqual(4, self.client.create_volume.call_args.kwargs[
+            'from_volsnap'])
+
+    def _host_copy(self, copy=None):
+        self.adapter.capabilities = {}
+        self.adapter.hosts.host_id = mock.Mock(return_value=11)
+        copier = self.adapter.host_copy
+        copier._qemu_copy = mock.Mock(side_effect=copy)
+        self.client.create_volume_group.return_value = 7
+        self.client.create_volume.return_value = 9
+        self.client.map_volsnap.return_value = 1
+        self.client.map_volume.return_value = 2
+        self.client.mappings_of.side_effect = lambda **kw: [kw]
+        return copier
 
     def test_without_array_capability_the_host_copies(self):
-        self.adapter.capabilities = {}
-        self.adapter._host_id = mock.Mock(return_value=11)
-        self.adapter._qemu_copy = mock.Mock()
-        created = iter([{'id': 7}, {'id': 9}, {'id': 30},
-                        {'id': 40, 'lun': 1}, {'id': 41, 'lun': 2}])
-        self.client.create.side_effect = lambda res, body: next(created)
-        self.client.find.return_value = {'id': 31}
+        copier = self._host_copy()
+        self.client.create_snapshot.return_value = 30
+        self.client.volsnap_of.return_value = 31
         source = self.volume(provider_id='5/6')
         update = self.adapter.create_cloned_volume(
             self.volume(provider_id=None), source)
         self.assertEqual('7/9', update['provider_id'])
-        self.assertEqual(
-            ['volume_groups', 'volumes', 'snapshots', 'mappings',
-             'mappings'], [c.args[0] for c in
-                           self.client.create.call_args_list])
-        self.assertEqual({'ref': '/volsnaps/31'},
-                         self.client.create.call_args_list[3].args[1][
-                             'volume'])
-        self.adapter._qemu_copy.assert_called_once_with(mock.ANY, 1, 2)
-        self.assertEqual([mock.call('mappings', 40),
-                          mock.call('mappings', 41),
-                          mock.call('snapshots', 30)],
-                         self.client.delete.call_args_list)
+        self.client.create_snapshot.assert_called_once_with(
+            mock.ANY, 5, 1)
+        self.client.volsnap_of.assert_called_once_with(30, 6)
+        self.client.map_volsnap.assert_called_once_with(11, 31)
+        self.client.map_volume.assert_called_once_with(11, 9)
+        copier._qemu_copy.assert_called_once_with(mock.ANY, 1, 2)
+        self.assertEqual([mock.call([{'host_id': 11, 'volsnap_id': 31}]),
+                          mock.call([{'host_id': 11, 'volume_id': 9}])],
+                         self.client.unmap.call_args_list)
+        self.client.delete_snapshot.assert_called_once_with(30)
 
     def test_failed_host_copy_removes_the_new_volume(self):
-        self.adapter.capabilities = {}
-        self.adapter._host_id = mock.Mock(return_value=11)
-        self.adapter._qemu_copy = mock.Mock(
-            side_effect=exception.VolumeBackendAPIException(data='boom'))
-        created = iter([{'id': 7}, {'id': 9}, {'id': 40, 'lun': 1},
-                        {'id': 41, 'lun': 2}])
-        self.client.create.side_effect = lambda res, body: next(created)
+        self._host_copy(exception.VolumeBackendAPIException(data='boom'))
         snap = self.snapshot(self.volume(), provider_id='3/4')
         self.assertRaises(exception.VolumeBackendAPIException,
                           self.adapter.create_volume_from_snapshot,
                           self.volume(provider_id=None), snap)
-        self.assertEqual([mock.call('mappings', 40),
-                          mock.call('mappings', 41),
-                          mock.call('volumes', 9),
-                          mock.call('volume_groups', 7)],
-                         self.client.delete.call_args_list)
+        self.assertEqual(2, self.client.unmap.call_count)
+        self.client.delete_volume.assert_called_once_with(9)
+        self.client.delete_volume_group.assert_called_once_with(7)
+
+    def test_fc_cannot_copy_through_the_host(self):
+        from cinder_driver.k2 import protocols
+        fc = protocols.K2FCAdapter(self.conf, self.client, '1.0.0')
+        self.assertRaises(exception.VolumeDriverException,
+                          fc.create_volume_from_snapshot,
+                          self.volume(provider_id=None),
+                          self.snapshot(self.volume(), provider_id='3/4'))
+        self.client.create_volume_group.assert_not_called()
 
     def test_revert(self):
         vol = self.volume()
         self.adapter.revert_to_snapshot(vol, self.snapshot(vol))
-        self.client.update.assert_called_once_with(
-            'volume_groups', 7,
-            {'last_restored_from': {'ref': '/snapshots/3'}})
+        self.client.restore_volume_group.assert_called_once_with(7, 3)

@@ -1,19 +1,21 @@
+from cinder_driver.common import exception as flash_exception
 from cinder_driver.common import stats
+from cinder_driver.k2 import records
 from cinder_driver.tests.unit import k2_fakes
 
 GIB = 1024 * 1024
-CAPACITY = {'total': 100 * GIB, 'free': 60 * GIB, 'provisioned': 300 * GIB,
-            'logical': 80 * GIB, 'physical': 40 * GIB}
+CAPACITY = records.Capacity(total=100 * GIB, free=60 * GIB,
+                            provisioned=300 * GIB, logical=80 * GIB,
+                            physical=40 * GIB)
 
 
 class StatsTestCase(k2_fakes.AdapterTestCase):
 
     def _serve(self, capacity=CAPACITY, perf=None):
-        answers = {'system/capacity': capacity,
-                   'stats/system': perf or {'read_iops_avg': 10,
-                                            'write_iops_avg': 20,
-                                            'latency_avg': 300}}
-        self.client.find.side_effect = lambda res, **kw: answers[res]
+        self.client.capacity.return_value = capacity
+        self.client.performance.return_value = perf or {
+            'read_iops_avg': 10, 'write_iops_avg': 20, 'throughput_avg': 0,
+            'latency_avg': 300}
 
     def test_pool_figures(self):
         self._serve()
@@ -27,6 +29,7 @@ class StatsTestCase(k2_fakes.AdapterTestCase):
                                          pool['latency_usec']))
         self.assertEqual(self.conf.max_over_subscription_ratio,
                          pool['max_over_subscription_ratio'])
+        self.assertIs(False, pool['replication_enabled'])
 
     def test_auto_over_subscription_from_reduction(self):
         self.override_config('k2_auto_max_over_subscription_ratio', True,
@@ -36,7 +39,10 @@ class StatsTestCase(k2_fakes.AdapterTestCase):
         self.assertEqual(2.0, pool['max_over_subscription_ratio'])
 
     def test_malformed_capacity_reports_down_without_raising(self):
-        self._serve(capacity={'total': 'lots'})
+        self._serve()
+        self.client.capacity.side_effect = flash_exception.ArrayBadReply(
+            array='K2 test', method='GET', path='/system/capacity',
+            status_code=200, reason='capacity: total is lots')
         stats = self.adapter.get_volume_stats(True)
         self.assertEqual('down', stats['pools'][0]['backend_state'])
 
@@ -44,7 +50,7 @@ class StatsTestCase(k2_fakes.AdapterTestCase):
         self._serve()
         self.adapter.get_volume_stats(True)
         self.adapter.get_volume_stats(True)
-        self.assertEqual(2, self.client.find.call_count)
+        self.assertEqual(1, self.client.capacity.call_count)
 
     def test_helpers(self):
         self.assertEqual(1.0, stats.reduction_ratio(0, 0))
