@@ -12,6 +12,8 @@ pdu-alloc  bytes the array reserves for one unauthenticated 48-byte
 bodies     array memory after 30 unauthenticated 16 MiB request bodies
 iscsi-keys login keys out of range or out of order: a clean reject, the
            array still serves, one log line each (no traceback)
+iscsi-hold connections, login time and command buffers one local process
+           can make the target hold (bounded)
 rest-edge  REST input no parser foresaw: a 4xx, one log line each
 isolation  checksums over iSCSI: writes to an exposable snapshot (a view)
            never reach its source volume or clones made from it
@@ -414,6 +416,11 @@ def probe_bodies(res):
                 peak_threads <= 64)
 
 
+def _new_lines(arr, before):
+    text = arr.log()[len(before):]
+    return [line for line in text.splitlines() if line.strip()]
+
+
 def probe_iscsi_keys(res):
     cases = [
         ('MaxBurstLength=0', [('MaxBurstLength', '0')]),
@@ -438,28 +445,119 @@ def probe_iscsi_keys(res):
                         break
                     r2ts += 1
             ini.close()
-            new = arr.log()[len(log0):]
-            ok = (status != 0 or r2ts <= 1) and not _tracebacks(new)
-            res.add('iscsi-keys', name, 'status class %s, %d R2T' % (
-                status, r2ts), 'reject or sane; no traceback', ok,
-                '%d tracebacks' % _tracebacks(new))
-        # CHAP_N before CHAP_A, in the security stage.
+            time.sleep(0.2)
+            new = _new_lines(arr, log0)
+            ok = ((status != 0 or r2ts <= 1) and len(new) <= 1 and
+                  not _tracebacks('\n'.join(new)))
+            res.add('iscsi-keys', name, 'status class %s, %d R2T, %d log '
+                    'lines' % (status, r2ts, len(new)),
+                    'reject or sane; one log line', ok, ' | '.join(new)[:300])
+        # CHAP_N before CHAP_A, in the security stage of a host that
+        # needs CHAP.
+        k2 = K2(arr)
+        profile = k2.create('host_auth_profiles', {
+            'name': 'chap', 'auth_type': 'CHAP', 'username': 'probe',
+            'secret': 'probe-secret-12'})
+        host = k2.create('hosts', {'name': 'chap', 'type': 'Linux',
+                                   'host_auth_profile': {
+                                       'ref': '/host_auth_profiles/%d' %
+                                       profile['id']}})
+        k2.create('host_iqns', {'iqn': INITIATOR % 'chap',
+                                'host': {'ref': '/hosts/%d' % host['id']}})
         log0 = arr.log()
         ini = RawInitiator(arr.portal, INITIATOR % 'chap')
         reply = ini.login_pdu([('InitiatorName', ini.name),
                                ('SessionType', 'Normal'),
                                ('TargetName', arr.info['iqn']),
-                               ('CHAP_N', 'x'), ('CHAP_R', '0x00')], 0, 1)
+                               ('AuthMethod', 'CHAP')], 0, 1, False)
+        reply = ini.login_pdu([('CHAP_N', 'probe'), ('CHAP_R', '0x00')],
+                              0, 1, False)
         ini.close()
-        new = arr.log()[len(log0):]
-        res.add('iscsi-keys', 'CHAP_N before CHAP_A',
-                'answered' if reply else 'hung up',
-                'a login reject, no traceback',
-                reply is not None and not _tracebacks(new),
-                '%d tracebacks' % _tracebacks(new))
+        time.sleep(0.2)
+        new = _new_lines(arr, log0)
+        refused = reply is not None and reply[0][36] == 2
+        res.add('iscsi-keys', 'CHAP_N before CHAP_A (CHAP host)',
+                'login refused' if refused else 'answered' if reply
+                else 'hung up', 'a login reject, one log line',
+                refused and len(new) <= 1 and
+                not _tracebacks('\n'.join(new)), ' | '.join(new)[:300])
         status, _ = arr.k2('GET', '/system/state')
         res.add('iscsi-keys', 'array serves afterwards', status, 200,
                 status == 200 and arr.alive())
+
+
+def _open_connections(socks):
+    """How many of ``socks`` the target has not closed."""
+    open_ = 0
+    for s in socks:
+        try:
+            s.setblocking(False)
+            if s.recv(1) == b'':
+                continue
+        except BlockingIOError:
+            pass
+        except OSError:
+            continue
+        open_ += 1
+    return open_
+
+
+def probe_iscsi_hold(res):
+    """Connections, login time and buffers one local process can hold."""
+    with Array() as arr:
+        socks = []
+        try:
+            for _n in range(200):
+                socks.append(socket.create_connection(arr.portal, 10))
+            time.sleep(1)
+            open_ = _open_connections(socks)
+        finally:
+            for s in socks:
+                s.close()
+        res.add('iscsi-hold', 'connections kept open of 200', open_,
+                '<= 128', open_ <= 128)
+        time.sleep(1)
+        # A connection that never logs in.
+        s = socket.create_connection(arr.portal, 10)
+        s.settimeout(60)
+        started = time.monotonic()
+        with contextlib.suppress(OSError):
+            s.recv(1)
+        waited = time.monotonic() - started
+        s.close()
+        res.add('iscsi-hold', 'silent connection closed after (s)',
+                round(waited, 1), '<= 20', waited <= 20)
+        # Mapped initiators that announce 4 MiB writes and send no data.
+        k2 = K2(arr)
+        name = INITIATOR % 'hold'
+        host = k2.host('hold', name)
+        _group, vol = k2.volume('hold', 1)
+        lun = k2.map(host, '/volumes/%d' % vol['id'])
+        base = arr.status('VmHWM')
+        peers, answers = [], {}
+        try:
+            for _n in range(48):
+                ini = RawInitiator(arr.portal, name, timeout=30)
+                peers.append(ini)
+                if ini.login(arr.info['iqn']):
+                    answers['login refused'] = answers.get(
+                        'login refused', 0) + 1
+                    continue
+                ini.write16(0, 8192, 4 * MiB, lun=lun)
+                reply = ini.recv()
+                kind = ('none' if reply is None else
+                        'R2T' if reply[0][0] & 0x3f == OP_R2T else
+                        'status 0x%02x' % reply[0][3])
+                answers[kind] = answers.get(kind, 0) + 1
+            grown = arr.status('VmHWM') - base
+        finally:
+            for ini in peers:
+                ini.close()
+        res.add('iscsi-hold', 'peak RSS growth, 48 x 4 MiB writes held '
+                '(MiB)', round(grown / MiB), '<= 160', grown <= 160 * MiB,
+                str(answers))
+        res.add('iscsi-hold', 'writes answered', str(answers),
+                'R2T up to the budget, then BUSY', 'status 0x08' in answers)
 
 
 def probe_rest_edge(res):
@@ -798,6 +896,7 @@ def probe_unmap(res):
 PROBES = {
     'reach': probe_reach, 'pdu-alloc': probe_pdu_alloc,
     'bodies': probe_bodies, 'iscsi-keys': probe_iscsi_keys,
+    'iscsi-hold': probe_iscsi_hold,
     'rest-edge': probe_rest_edge, 'isolation': probe_isolation,
     'disk-full': probe_disk_full, 'unmap': probe_unmap,
 }

@@ -11,6 +11,7 @@ says whether its host needs CHAP (one-way, MD5: RFC 1994 as RFC 7143
 """
 
 import hashlib
+import hmac
 import os
 
 from reference_array.target.iscsi import errors
@@ -51,7 +52,11 @@ class Chap(object):
         expected = hashlib.md5(bytes([self.identifier]) +
                                self.secret.encode() +
                                self.challenge).digest()
-        if keys['CHAP_N'] != self.user or response != expected:
+        # Compared in constant time: how long a refusal takes says
+        # nothing of how much of the response was right.
+        if not (hmac.compare_digest(keys['CHAP_N'].encode(),
+                                    self.user.encode()) &
+                hmac.compare_digest(response, expected)):
             raise LoginFailed(LoginFailed.AUTHENTICATION,
                               'CHAP response rejected')
         if 'CHAP_I' in keys or 'CHAP_C' in keys:

@@ -4,7 +4,9 @@ import logging
 import socket
 import socketserver
 import threading
+import time
 
+from reference_array.target.iscsi import limits as limits_mod
 from reference_array.target.iscsi import session as session_mod
 from reference_array.target.iscsi import transport
 
@@ -31,26 +33,50 @@ class Target(object):
     None).
     """
 
-    def __init__(self, exports, host='127.0.0.1', port=3260):
+    def __init__(self, exports, host='127.0.0.1', port=3260, limits=None):
         self.exports = exports
+        self.limits = limits or limits_mod.Limits()
         self._tsih = 0
         self._lock = threading.Lock()
+        self._refused = 0
+        self._refused_logged = 0.0
         target = self
 
         class Handler(socketserver.BaseRequestHandler):
             def handle(self):
-                self.request.settimeout(IDLE_TIMEOUT)
-                self.request.setsockopt(socket.IPPROTO_TCP,
-                                        socket.TCP_NODELAY, 1)
-                session_mod.Session(target,
-                                    transport.TCPConnection(self.request),
-                                    '%s:%s' % self.client_address[:2]).run()
+                peer = '%s:%s' % self.client_address[:2]
+                if not target.limits.connect():
+                    target.refuse(peer)
+                    return
+                try:
+                    self.request.settimeout(IDLE_TIMEOUT)
+                    self.request.setsockopt(socket.IPPROTO_TCP,
+                                            socket.TCP_NODELAY, 1)
+                    session_mod.Session(
+                        target, transport.TCPConnection(self.request),
+                        peer).run()
+                finally:
+                    target.limits.disconnect()
 
         self.server = _Server((host, port), Handler)
         self.host, self.port = self.server.server_address[:2]
         self.thread = threading.Thread(target=self.server.serve_forever,
                                        kwargs={'poll_interval': 0.2},
                                        daemon=True)
+
+    def refuse(self, peer):
+        """A connection beyond the cap is closed at once; a flood of them
+        is one log line every ten seconds, not one each.
+        """
+        with self._lock:
+            self._refused += 1
+            now = time.monotonic()
+            if now - self._refused_logged < 10:
+                return
+            count, self._refused, self._refused_logged = self._refused, 0, now
+        LOG.warning('iSCSI %s: refused, %d connections open (%d refused '
+                    'since the last report)', peer,
+                    self.limits.max_connections, count)
 
     def next_tsih(self):
         with self._lock:

@@ -11,6 +11,7 @@ import logging
 import socket
 
 from reference_array.target.iscsi import errors
+from reference_array.target.iscsi import limits as limits_mod
 from reference_array.target.iscsi import login as login_mod
 from reference_array.target.iscsi import params
 from reference_array.target.iscsi import pdu as pdus
@@ -20,6 +21,10 @@ LOG = logging.getLogger(__name__)
 
 Op = pdus.Opcode
 CMD_WINDOW = 32
+# PDUs (and their bytes) held back while a write's data is solicited:
+# a window of commands with immediate data, and as many pings.
+MAX_PENDING = 2 * CMD_WINDOW
+MAX_PENDING_BYTES = CMD_WINDOW * params.FIRST_BURST
 # Opcodes that carry a CmdSN the session must see in order.
 _SEQUENCED = (Op.SCSI_COMMAND, Op.TEXT, Op.TASK_MANAGEMENT)
 
@@ -34,6 +39,7 @@ class Session(object):
 
     def __init__(self, target, conn, peer):
         self.target = target
+        self.limits = getattr(target, 'limits', None) or limits_mod.Limits()
         self.peer = peer
         self.conn = conn
         self.send = self.conn.send
@@ -52,6 +58,7 @@ class Session(object):
         # Commands that arrived while a write's data was being solicited:
         # initiators pipeline up to the command window.
         self._pending = collections.deque()
+        self._pending_bytes = 0
         self._handlers = {
             Op.SCSI_COMMAND: self.scsi_command,
             Op.NOP_OUT: self.nop,
@@ -72,10 +79,11 @@ class Session(object):
 
     # -- main loop -----------------------------------------------------------
     def run(self):
+        # The whole login must end in time, however slowly bytes come.
+        self.conn.set_deadline(self.limits.login_deadline())
         try:
             while True:
-                pdu = (self._pending.popleft() if self._pending
-                       else self.conn.read_pdu())
+                pdu = self._next()
                 if not self.full_feature:
                     if pdu.opcode != Op.LOGIN:
                         raise errors.ProtocolError(
@@ -94,6 +102,23 @@ class Session(object):
                 self.conn.flush()
             except OSError:
                 pass
+
+    def _next(self):
+        if self._pending:
+            pdu = self._pending.popleft()
+            self._pending_bytes -= len(pdu.data)
+            return pdu
+        return self.conn.read_pdu()
+
+    def _hold(self, pdu):
+        """Keep a PDU that came while a write's data was solicited."""
+        self._pending.append(pdu)
+        self._pending_bytes += len(pdu.data)
+        if (len(self._pending) > MAX_PENDING or
+                self._pending_bytes > MAX_PENDING_BYTES):
+            raise errors.ProtocolError(
+                '%d PDUs (%d bytes) sent while write data was solicited'
+                % (len(self._pending), self._pending_bytes))
 
     def handle(self, pdu):
         """Handle one full-feature PDU; False ends the session."""
@@ -163,6 +188,7 @@ class Session(object):
         self._login_response(pdu, transit, csg, nsg, pairs)
         if done:
             self.full_feature = True
+            self.conn.set_deadline(None)
             self.initiator = self.login_state.initiator
             self.discovery = self.login_state.discovery
             LOG.info('iSCSI %s session from %s (%s)',
@@ -198,10 +224,36 @@ class Session(object):
         cdb = pdu.cdb
         needed = scsi.data_out_length(cdb)
         data_out = pdu.data
+        if data_out and (not self.negotiated.immediate_data or len(
+                data_out) > min(self.negotiated.first_burst, edtl)):
+            return self.reject(pdu, pdus.PROTOCOL_ERROR)
+        write = pdu.flags & pdus.WRITE and needed
+        # Nothing is solicited or reserved for a command that fails on
+        # its CDB: a LUN this initiator does not see, a range or length
+        # out of bounds, a write to a read-only LUN.
+        sense_data = (scsi.check(lun, cdb) if write or lun is None
+                      else None)
+        if sense_data is not None:
+            return self._response(pdu, scsi.CHECK_CONDITION, sense_data)
+        size = (min(needed, edtl) if write else
+                min(edtl, scsi.MAX_TRANSFER) if pdu.flags & pdus.READ
+                else 0)
+        if not self.limits.buffers.take(size):
+            LOG.warning('iSCSI %s: busy, %d bytes of command buffers held',
+                        self.peer, self.limits.buffers.held)
+            return self._response(pdu, scsi.BUSY, None)
+        try:
+            return self._execute(pdu, lun, luns, cdb, edtl, needed,
+                                 data_out, size if write else 0)
+        finally:
+            self.limits.buffers.give(size)
+
+    def _execute(self, pdu, lun, luns, cdb, edtl, needed, data_out,
+                 solicit):
         short = needed and edtl < needed
-        if pdu.flags & pdus.WRITE and needed:
+        if solicit:
             # Never solicit more than the initiator expects to send.
-            data_out = self._collect(pdu, data_out, min(needed, edtl))
+            data_out = self._collect(pdu, data_out, solicit)
         if len(data_out) != needed:
             data_out = data_out[:needed]
         status, data_in, sense_data = scsi.execute(
@@ -224,7 +276,9 @@ class Session(object):
                        if pdu.flags & pdus.READ else 0)
 
     def _buffer(self, size):
-        """The buffer a command's solicited data is received into."""
+        """The buffer a command's solicited data is received into; its
+        size is checked and reserved from ``limits.buffers`` before.
+        """
         return bytearray(size)
 
     def _collect(self, pdu, data, total):
@@ -253,7 +307,7 @@ class Session(object):
                 # With InitialR2T=Yes only the solicited command sends
                 # Data-Out; anything else is handled after.
                 out.data = self.conn.read_data(length)
-                self._pending.append(out)
+                self._hold(out)
                 continue
             if out.itt != pdu.itt:
                 raise errors.ProtocolError(

@@ -8,6 +8,9 @@ is left to handle: a queue of pipelined commands then costs one receive
 and one send, not one of each per command.
 """
 
+import socket
+import time
+
 from reference_array.target.iscsi import errors
 from reference_array.target.iscsi import params
 from reference_array.target.iscsi import pdu as pdus
@@ -28,6 +31,27 @@ class TCPConnection(object):
         self._start = self._end = 0
         self._out = []
         self._out_bytes = 0
+        self._deadline = None
+        self._timeout = sock.gettimeout()
+
+    def set_deadline(self, when):
+        """Receive nothing after ``when`` (monotonic), however slowly the
+        bytes come; None: back to the socket's own timeout per receive.
+        """
+        self._deadline = when
+        if when is None:
+            self.sock.settimeout(self._timeout)
+
+    def _recv_into(self, view):
+        if self._deadline is not None:
+            left = self._deadline - time.monotonic()
+            if left <= 0:
+                raise socket.timeout('deadline passed')
+            self.sock.settimeout(left)
+        count = self.sock.recv_into(view)
+        if not count:
+            raise ConnectionError('peer closed the connection')
+        return count
 
     # -- receive -----------------------------------------------------------
     def recv_exact(self, n):
@@ -53,10 +77,7 @@ class TCPConnection(object):
             start, end = 0, len(unread)
         with memoryview(buf) as view:
             while end - start < n:
-                count = self.sock.recv_into(view[end:])
-                if not count:
-                    raise ConnectionError('peer closed the connection')
-                end += count
+                end += self._recv_into(view[end:])
         self._start, self._end = start, end
 
     def recv_into(self, view):
@@ -71,10 +92,7 @@ class TCPConnection(object):
         if have < n:
             self.flush()
         while have < n:
-            count = self.sock.recv_into(view[have:])
-            if not count:
-                raise ConnectionError('peer closed the connection')
-            have += count
+            have += self._recv_into(view[have:])
 
     def read_header(self):
         """The next PDU, its data segment not yet read; and its length."""

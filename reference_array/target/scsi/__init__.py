@@ -10,8 +10,11 @@ from reference_array.target.scsi import sense
 from reference_array.target.scsi import spc
 
 BLOCK = sbc.BLOCK
+# The most data one command moves either way.
+MAX_TRANSFER = sbc.MAX_TRANSFER_BLOCKS * sbc.BLOCK
 GOOD = sense.GOOD
 CHECK_CONDITION = sense.CHECK_CONDITION
+BUSY = sense.BUSY
 SCSIError = sense.SCSIError
 LUN_NOT_SUPPORTED = sense.LUN_NOT_SUPPORTED
 encode_lun = spc.encode_lun
@@ -19,4 +22,5 @@ decode_lun = spc.decode_lun
 
 # Every LUN is a block device.
 execute = sbc.BLOCK_DEVICE.execute
+check = sbc.BLOCK_DEVICE.check
 data_out_length = sbc.BLOCK_DEVICE.data_out_length

@@ -14,15 +14,17 @@ SCSIError = sense_mod.SCSIError
 
 class Op(object):
     """One opcode: its handler, how many bytes of data the initiator
-    sends with it (``data_out(cdb)``; None: none), and whether it needs
-    a LUN that exists (INQUIRY and REPORT LUNS do not).
+    sends with it (``data_out(cdb)``; None: none), whether it needs a
+    LUN that exists (INQUIRY and REPORT LUNS do not), and what can be
+    checked from the CDB alone (``check(lun, cdb)`` raises SCSIError),
+    before any of its data is received.
     """
 
-    __slots__ = ('handler', 'data_out', 'needs_lun')
+    __slots__ = ('handler', 'data_out', 'needs_lun', 'check')
 
-    def __init__(self, handler, data_out=None, needs_lun=True):
+    def __init__(self, handler, data_out=None, needs_lun=True, check=None):
         self.handler, self.data_out = handler, data_out
-        self.needs_lun = needs_lun
+        self.needs_lun, self.check = needs_lun, check
 
 
 class Command(tuple):
@@ -57,6 +59,28 @@ class CommandSet(object):
             return 0
         return op.data_out(cdb)
 
+    def _op(self, lun, cdb):
+        """The command's table entry, once what the CDB says holds."""
+        op = self.ops.get(cdb[0])
+        if lun is None and (op is None or op.needs_lun):
+            raise SCSIError(*sense_mod.LUN_NOT_SUPPORTED)
+        if op is None:
+            raise SCSIError(*sense_mod.INVALID_OPCODE)
+        if op.check is not None:
+            op.check(lun, cdb)
+        return op
+
+    def check(self, lun, cdb):
+        """Sense data if the command fails on its CDB alone (no LUN, out
+        of range, too long, write protected), else None: a transport
+        checks before it receives or reserves room for any data.
+        """
+        try:
+            self._op(lun, cdb)
+        except SCSIError as e:
+            return sense_mod.sense(e.key, e.asc, e.ascq)
+        return None
+
     def execute(self, lun, cdb, data_out=b'', report_luns=(),
                 partial=False):
         """Run one command: (status, Data-In bytes, sense data or None).
@@ -66,11 +90,7 @@ class CommandSet(object):
         shorter); a write stores just what was sent.
         """
         try:
-            op = self.ops.get(cdb[0])
-            if lun is None and (op is None or op.needs_lun):
-                raise SCSIError(*sense_mod.LUN_NOT_SUPPORTED)
-            if op is None:
-                raise SCSIError(*sense_mod.INVALID_OPCODE)
+            op = self._op(lun, cdb)
             data = op.handler(Command((self, lun, cdb, data_out,
                                        report_luns, partial)))
             return sense_mod.GOOD, data, None

@@ -70,14 +70,19 @@ def read(cmd):
     return lun.read(lba * BLOCK, blocks * BLOCK)
 
 
-def write(cmd):
-    lun, cdb, data_out = cmd.lun, cmd.cdb, cmd.data_out
+def check_write(lun, cdb):
+    """Before any data: in range, not too long, writable."""
     lba, blocks = rw_range(cdb)
     _check_range(lun, lba, blocks)
     if cdb[0] != 0x0a and cdb[1] & 0xe0:
         raise SCSIError(*sense.INVALID_FIELD)   # no protection information
     if lun.read_only:
         raise SCSIError(*sense.WRITE_PROTECTED)
+
+
+def write(cmd):
+    lun, cdb, data_out = cmd.lun, cmd.cdb, cmd.data_out
+    lba, blocks = rw_range(cdb)
     if len(data_out) != blocks * BLOCK and not (
             cmd.partial and len(data_out) < blocks * BLOCK):
         raise SCSIError(*sense.INVALID_FIELD)
@@ -208,7 +213,8 @@ Op = commands.Op
 
 OPS = dict(spc.OPS)
 OPS.update({op: Op(read) for op in READ_OPS})
-OPS.update({op: Op(write, data_out=_write_length) for op in WRITE_OPS})
+OPS.update({op: Op(write, data_out=_write_length, check=check_write)
+            for op in WRITE_OPS})
 OPS.update({
     0x1b: Op(spc.no_data),                              # START STOP UNIT
     0x25: Op(read_capacity10),

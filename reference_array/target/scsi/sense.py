@@ -2,6 +2,7 @@
 
 GOOD = 0x00
 CHECK_CONDITION = 0x02
+BUSY = 0x08
 
 # Sense keys.
 HARDWARE_ERROR = 0x04
