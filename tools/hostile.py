@@ -847,8 +847,32 @@ def _disk_full(res, data_dir, mnt):
                 False, str(e)[-300:])
 
 
+def _unmap_timed(arr, ini, lun, extents, other):
+    """(seconds, SCSI status, worst 4k read on ``other`` meanwhile)."""
+    lat, stop = [], threading.Event()
+
+    def other_io():
+        while not stop.is_set():
+            t = time.monotonic()
+            _qemu_io(other, 'read 0 4k', timeout=30)
+            lat.append(time.monotonic() - t)
+    t = threading.Thread(target=other_io)
+    t.start()
+    time.sleep(0.5)
+    started = time.monotonic()
+    ini.unmap(extents, lun)
+    reply = ini.recv()
+    took = time.monotonic() - started
+    stop.set()
+    t.join()
+    return took, reply[0][3] if reply else None, max(lat) if lat else None
+
+
 def probe_unmap(res):
-    """The largest UNMAP the array advertises, on a nearly empty volume."""
+    """The largest UNMAP the array advertises: on a nearly empty volume,
+    then over 128 MiB of unique data; and the latency of another LUN's
+    reads meanwhile.
+    """
     with Array() as arr:
         k2 = K2(arr)
         ini_name = INITIATOR % 'unmap'
@@ -856,41 +880,46 @@ def probe_unmap(res):
         _g, big = k2.volume('unmap-big', 1024)
         _g2, other = k2.volume('unmap-other', 1)
         big_lun = k2.map(host, '/volumes/%d' % big['id'])
+        big_t = _iscsi_url(arr, big_lun, ini_name)
         other_t = _iscsi_url(arr, k2.map(host, '/volumes/%d' % other['id']),
                              ini_name)
-        _qemu_io(_iscsi_url(arr, big_lun, ini_name), 'write -P 0x11 0 1M')
-        ini = RawInitiator(arr.portal, ini_name, timeout=120)
+        _qemu_io(big_t, 'write -P 0x11 0 1M')
+        ini = RawInitiator(arr.portal, ini_name, timeout=300)
         status = ini.login(arr.info['iqn'], immediate=True)
         if status:
             res.add('unmap', 'login', status, 0, False)
             return
         # Block Limits VPD: 256 descriptors of 2^20 blocks (128 GiB).
         extents = [(n << 20, 1 << 20) for n in range(256)]
-        lat, stop = [], threading.Event()
-
-        def other_io():
-            while not stop.is_set():
-                t = time.monotonic()
-                _qemu_io(other_t, 'read 0 4k', timeout=30)
-                lat.append(time.monotonic() - t)
-        t = threading.Thread(target=other_io)
-        t.start()
-        time.sleep(0.5)
-        started = time.monotonic()
-        ini.unmap(extents, big_lun)
-        reply = ini.recv()
-        took = time.monotonic() - started
-        stop.set()
-        t.join()
-        ini.close()
-        scsi_status = reply[0][3] if reply else None
-        res.add('unmap', 'UNMAP of 256 x 2^20 blocks: seconds',
-                round(took, 2), '< 2', scsi_status == 0 and took < 2,
-                'SCSI status %s' % scsi_status)
-        worst = max(lat) if lat else None
-        res.add('unmap', 'worst 4k read on another LUN meanwhile (s)',
-                round(worst, 2) if worst else None, '< 1',
-                worst is not None and worst < 1)
+        try:
+            took, scsi_status, worst = _unmap_timed(arr, ini, big_lun,
+                                                    extents, other_t)
+            res.add('unmap', 'UNMAP of 256 x 2^20 blocks, empty volume: '
+                    'seconds', round(took, 2), '< 2',
+                    scsi_status == 0 and took < 2,
+                    'SCSI status %s' % scsi_status)
+            res.add('unmap', 'worst 4k read on another LUN meanwhile (s)',
+                    round(worst, 2) if worst else None, '< 1',
+                    worst is not None and worst < 1)
+            with tempfile.NamedTemporaryFile(dir='/var/tmp') as f:
+                f.write(os.urandom(128 * MiB))
+                f.flush()
+                _write_file(big_t, f.name)
+            took, scsi_status, worst = _unmap_timed(arr, ini, big_lun,
+                                                    extents, other_t)
+            res.add('unmap', 'the same over 128 MiB of data: seconds',
+                    round(took, 2), '< 30', scsi_status == 0 and took < 30,
+                    'SCSI status %s' % scsi_status)
+            res.add('unmap', 'worst 4k read on another LUN meanwhile (s)',
+                    round(worst, 2) if worst else None, '< 1',
+                    worst is not None and worst < 1)
+            r = _qemu_io(big_t, 'read -P 0 0 128M')
+            res.add('unmap', 'unmapped range reads as zeros',
+                    r.returncode == 0 and 'verification failed' not in
+                    r.stdout, True, r.returncode == 0 and
+                    'verification failed' not in r.stdout)
+        finally:
+            ini.close()
 
 
 PROBES = {

@@ -11,6 +11,7 @@ if both claim one name, and the first listed wins.
 
 import time
 
+from reference_array.core import engine as engine_mod
 from reference_array.target import scsi
 
 
@@ -67,8 +68,16 @@ class Device(object):
         self._count('write', len(data), started)
 
     def unmap(self, offset, length):
-        with self.store.lock:
-            self.engine.unmap(self._current(), offset, length)
+        """In steps, the lock released between them: other volumes' I/O
+        waits for one step, never for the whole range.
+        """
+        pos, end = offset, offset + length
+        while pos < end:
+            with self.store.lock:
+                pos = self.engine.unmap_step(self._current(), pos, end)
+            if pos < end:
+                # Let waiting I/O take the lock (it is not fair).
+                time.sleep(engine_mod.PAUSE)
 
     def flush(self):
         self.engine.flush()

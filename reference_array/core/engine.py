@@ -60,6 +60,9 @@ BATCH = 500
 # entries masked by zeros skipped in a run of holes.
 RUN_WINDOW = 64
 RUN_PROBES = 16
+# Map entries one step of an UNMAP drops or masks (the lock is held for
+# one step at a time).
+UNMAP_BATCH = 2048
 
 # Reference counts live apart from the data: a count changes on every
 # deduplicated write, and SQLite rewrites a whole row to change a column.
@@ -749,12 +752,75 @@ class Engine(object):
 
     def unmap(self, layer, offset, length):
         """Discard a range: it reads as zeros and frees its space."""
-        step = 64 * self.chunk
         pos, end = offset, offset + length
         while pos < end:
-            take = min(step, end - pos)
-            self.write(layer, pos, bytes(take))
-            pos += take
+            pos = self.unmap_step(layer, pos, end)
+
+    def unmap_step(self, layer, offset, end):
+        """Discard from ``offset`` toward ``end``; returns where it
+        stopped.
+
+        One step drops or masks at most ``UNMAP_BATCH`` map entries, so
+        its work is in proportion to the data mapped in the range, never
+        to the range's length, and a caller that releases the lock
+        between steps lets other volumes' I/O through. Whole chunks lose
+        their map entries (a zero entry where an ancestor holds data);
+        a partial chunk at either end is written with zeros.
+        """
+        chunk = self.chunk
+        first = -(-offset // chunk)
+        last = end // chunk
+        with self.lock:
+            if offset % chunk or first >= last:
+                stop = min(first * chunk, end) if first < last else end
+                self.write(layer, offset, bytes(stop - offset))
+                return stop
+            chain = self._chain(layer)
+            rows = self.db.execute(
+                'SELECT idx, chunk FROM maps WHERE layer = ? AND idx >= ? '
+                'AND idx < ? ORDER BY idx LIMIT ?',
+                (layer, first, last, UNMAP_BATCH)).fetchall()
+            stop = rows[-1][0] + 1 if len(rows) == UNMAP_BATCH else last
+            # Data below shows through unless masked; each ancestor is
+            # read in index order, a batch at most.
+            below = set()
+            for anc in chain[1:]:
+                found = [idx for (idx,) in self.db.execute(
+                    'SELECT idx FROM maps WHERE layer = ? AND idx >= ? AND '
+                    'idx < ? AND chunk != 0 ORDER BY idx LIMIT ?',
+                    (anc, first, stop, UNMAP_BATCH))]
+                if len(found) == UNMAP_BATCH:
+                    stop = found[-1] + 1
+                below.update(found)
+            masked = sorted(idx for idx in below if idx < stop)
+            self.work['unmap_entries'] += len(rows) + len(masked)
+            # Staged chunks of the range are dropped, and kept again if
+            # the step fails.
+            dirty = self._dirty
+            dropped = {key: dirty.pop(key) for key in [
+                key for key in dirty
+                if key[0] == layer and first <= key[1] < stop]}
+            try:
+                self._drop_entries(layer, first, stop, rows, masked)
+            except BaseException:
+                dirty.update(dropped)
+                raise
+            return stop * chunk
+
+    def _drop_entries(self, layer, first, stop, rows, masked):
+        """One step of an UNMAP: the layer's entries in [first, stop)
+        go (``rows`` among them), zeros mask ``masked`` ancestors' data.
+        """
+        with self._own_transaction():
+            freed = self._unref_chunks(
+                [entry for idx, entry in rows if idx < stop])
+            self.db.execute('DELETE FROM maps WHERE layer = ? AND idx >= ? '
+                            'AND idx < ?', (layer, first, stop))
+            self.db.executemany('INSERT INTO maps VALUES (?, ?, %d)' % ZERO,
+                                [(layer, idx) for idx in masked])
+            if freed:
+                self.db.execute('UPDATE layers SET written = written - ? '
+                                'WHERE id = ?', (freed, layer))
 
     @_settled
     def allocated_run(self, layer, offset, limit):

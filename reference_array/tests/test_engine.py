@@ -210,6 +210,74 @@ class EngineTestCase(testtools.TestCase):
         self.assertEqual(2, self._stored_maps())
         self.assertEqual(2 * CHUNK, self.engine.totals()['logical'])
 
+    def test_unmap_work_follows_mapped_data_not_the_range(self):
+        vol = self.engine.new_layer()
+        self.engine.write(vol, 0, os.urandom(4 * CHUNK))
+        self.engine.flush()
+        small, _r = self._steps(lambda: self.engine.unmap(
+            vol, 64 * CHUNK, 64 * CHUNK))
+        # 2^16 times the range, nothing more mapped in it.
+        large, _r = self._steps(lambda: self.engine.unmap(
+            vol, 64 * CHUNK, 64 * 65536 * CHUNK))
+        self.assertLessEqual(large, small + 1)
+        self.assertEqual(0, self.engine.work['unmap_entries'])
+        self.assertEqual(4 * CHUNK,
+                         self.engine.totals()['logical'])
+
+    def test_unmap_in_steps_of_bounded_work(self):
+        vol = self.engine.new_layer()
+        count = engine.UNMAP_BATCH * 2 + 10
+        self.engine.write(vol, 0, os.urandom(count * CHUNK))
+        frozen, vol = vol, self.engine.freeze(vol)
+        self.engine.write(vol, 3 * CHUNK, os.urandom(CHUNK))
+        steps, pos = [], 0
+        while pos < count * CHUNK:
+            before = self.engine.work['unmap_entries']
+            pos = self.engine.unmap_step(vol, pos, count * CHUNK)
+            steps.append(self.engine.work['unmap_entries'] - before)
+        # Each step masks at most a batch of the snapshot's chunks.
+        self.assertEqual(3, len(steps))
+        self.assertLessEqual(max(steps), engine.UNMAP_BATCH)
+        # The new chunk is still staged: dropped, not counted.
+        self.assertEqual(count, sum(steps))
+        self.assertEqual(bytes(count * CHUNK),
+                         self.engine.read(vol, 0, count * CHUNK))
+        self.assertEqual(0, self.engine.layer_written(vol))
+        self.assertEqual(count * CHUNK, self.engine.layer_written(frozen))
+
+    def test_unmap_edges_staged_writes_and_snapshots(self):
+        vol = self.engine.new_layer()
+        original = os.urandom(8 * CHUNK)
+        self.engine.write(vol, 0, original)
+        frozen, vol = vol, self.engine.freeze(vol)
+        staged = os.urandom(2 * CHUNK)
+        self.engine.write(vol, 2 * CHUNK, staged)        # not yet stored
+        # From inside chunk 1 to inside chunk 6.
+        self.engine.unmap(vol, CHUNK + 100, 5 * CHUNK)
+        expected = (original[:CHUNK + 100] + bytes(5 * CHUNK) +
+                    original[6 * CHUNK + 100:])
+        self.assertEqual(expected, self.engine.read(vol, 0, 8 * CHUNK))
+        self.engine.flush()
+        self.assertEqual(expected, self.engine.read(vol, 0, 8 * CHUNK))
+        self.assertEqual(original, self.engine.read(frozen, 0, 8 * CHUNK))
+        clone = self.engine.new_layer(parent=frozen)
+        self.assertEqual(original, self.engine.read(clone, 0, 8 * CHUNK))
+        for layer in (vol, clone, frozen):
+            self.engine.release(layer)
+        self.assertEqual({'physical': 0, 'logical': 0, 'stored_raw': 0},
+                         self.engine.totals())
+
+    def test_a_failed_unmap_keeps_the_staged_writes(self):
+        vol = self.engine.new_layer()
+        data = os.urandom(2 * CHUNK)
+        self.engine.write(vol, 0, data)
+        with mock.patch.object(self.engine, '_unref_chunks',
+                               side_effect=sqlite3.OperationalError(
+                                   'database or disk is full')):
+            self.assertRaises(sqlite3.OperationalError, self.engine.unmap,
+                              vol, 0, 2 * CHUNK)
+        self.assertEqual(data, self.engine.read(vol, 0, 2 * CHUNK))
+
 
 class SegmentsTestCase(testtools.TestCase):
     """Chunk data in segment files: overwrites, compaction, bounded reads."""
