@@ -42,9 +42,11 @@ STAGED_SECONDS = 2.0
 
 def _load_or_create_config(data_dir, args):
     path = os.path.join(data_dir, CONFIG)
+    stored = None
     if os.path.exists(path):
         with open(path) as f:
             config = json.load(f)
+        stored = json.dumps(config, sort_keys=True)
     else:
         system_id = uuid.uuid4().hex[:12]
         config = {
@@ -62,6 +64,9 @@ def _load_or_create_config(data_dir, args):
         config['linstor_nodes'] = linstor_records.default_nodes(
             getattr(args, 'linstor_local_node', None) or
             socket.gethostname())
+    if json.dumps(config, sort_keys=True) == stored:
+        # Unchanged: nothing written, so a full disk never stops a start.
+        return config
     tmp = path + '.tmp'
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, 'w') as f:
@@ -223,9 +228,17 @@ class Array(object):
         signal.signal(signal.SIGINT, _signal)
         self.start()
         print(json.dumps(self.endpoints()), flush=True)
+        full = False
         while not done.wait(1.0):
             try:
                 self.engine.settle(older_than=STAGED_SECONDS)
+                full = False
+            except engine_mod.NoSpace as e:
+                # The writes stay staged and are tried again; one line
+                # when the disk fills, not one a second.
+                if not full:
+                    LOG.warning('staged writes wait for space: %s', e)
+                full = True
             except Exception:
                 # The writes stay staged and are tried again.
                 LOG.exception('storing staged writes failed')

@@ -9,10 +9,34 @@ registered ports, a LINSTOR node's own name), so the order matters only
 if both claim one name, and the first listed wins.
 """
 
+import contextlib
+import logging
 import time
 
 from reference_array.core import engine as engine_mod
 from reference_array.target import scsi
+
+LOG = logging.getLogger(__name__)
+_refusals = {'logged': -60.0, 'count': 0}
+
+
+@contextlib.contextmanager
+def _space():
+    """A full filesystem is a SCSI error of the command, as on a thin
+    provisioned LUN whose pool ran out (SBC-3 4.7.3.7).
+    """
+    try:
+        yield
+    except engine_mod.NoSpace as e:
+        # One line when the disk fills, then one a minute at most.
+        now = time.monotonic()
+        if now - _refusals['logged'] >= 60:
+            LOG.warning('writes refused for want of space (%d since the '
+                        'last report): %s', _refusals['count'] + 1, e)
+            _refusals.update(logged=now, count=0)
+        else:
+            _refusals['count'] += 1
+        raise scsi.SCSIError(*scsi.SPACE_ALLOCATION_FAILED)
 
 
 class Device(object):
@@ -63,7 +87,7 @@ class Device(object):
 
     def write(self, offset, data):
         started = time.monotonic()
-        with self.store.lock:
+        with self.store.lock, _space():
             self.engine.write(self._current(), offset, data)
         self._count('write', len(data), started)
 
@@ -73,14 +97,15 @@ class Device(object):
         """
         pos, end = offset, offset + length
         while pos < end:
-            with self.store.lock:
+            with self.store.lock, _space():
                 pos = self.engine.unmap_step(self._current(), pos, end)
             if pos < end:
                 # Let waiting I/O take the lock (it is not fair).
                 time.sleep(engine_mod.PAUSE)
 
     def flush(self):
-        self.engine.flush()
+        with _space():
+            self.engine.flush()
 
     def allocated_run(self, offset, limit):
         with self.store.lock:

@@ -31,8 +31,11 @@ Storage model
 
 import collections
 import contextlib
+import errno
 import functools
 import itertools
+import os
+import sqlite3
 import threading
 import time
 
@@ -63,6 +66,17 @@ RUN_PROBES = 16
 # Map entries one step of an UNMAP drops or masks (the lock is held for
 # one step at a time).
 UNMAP_BATCH = 2048
+# Room the array always leaves on its filesystem, so that metadata
+# changes, deletes (which free space), a clean stop and a start still
+# work once data has filled the rest: at least this much...
+RESERVE_MIN = 8 * 1024 * 1024
+# ...and this share of the filesystem.
+RESERVE_SHARE = 0.02
+# The filesystem's free space is looked at again after this much data.
+SPACE_CHECK = 1024 * 1024
+# Partly live segments compacted when space is wanted (each is read
+# whole); segments nothing refers to are removed without a limit.
+RECLAIM_COMPACTIONS = 4
 
 # Reference counts live apart from the data: a count changes on every
 # deduplicated write, and SQLite rewrites a whole row to change a column.
@@ -105,6 +119,30 @@ CREATE TABLE IF NOT EXISTS totals (
     value INTEGER NOT NULL
 );
 """ % {'chunk_tables': ';'.join(CHUNK_TABLES) + ';'}
+
+
+def reserve_for(fs_bytes):
+    """Room kept free on a filesystem of ``fs_bytes``."""
+    return max(RESERVE_MIN, int(fs_bytes * RESERVE_SHARE))
+
+
+def filesystem_capacity(path):
+    """Bytes the array may fill on the filesystem holding ``path``."""
+    fs = os.statvfs(path)
+    size = fs.f_blocks * fs.f_frsize
+    return max(size - reserve_for(size), 0)
+
+
+class NoSpace(Exception):
+    """The filesystem under the array has no room for more data."""
+
+
+def _is_full(exc):
+    """Whether an error from SQLite or a file write means a full disk."""
+    if isinstance(exc, OSError):
+        return exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    return (isinstance(exc, sqlite3.OperationalError) and
+            'full' in str(exc))
 
 
 class _Patch(object):
@@ -156,18 +194,28 @@ class Engine(object):
         """
         self.store = store
         self.db = store.connection
+        self._db_path = self.db.execute(
+            'PRAGMA database_list').fetchone()[2]
         if segment_dir is None:
-            path = self.db.execute('PRAGMA database_list').fetchone()[2]
-            if not path:
+            if not self._db_path:
                 raise ValueError('the engine needs a database file')
-            segment_dir = path + '-chunks'
+            segment_dir = self._db_path + '-chunks'
         self.segments = segments_mod.Segments(segment_dir)
+        fs = os.statvfs(segment_dir)
+        self.fs_bytes = fs.f_blocks * fs.f_frsize
+        self.reserve = reserve_for(self.fs_bytes)
+        self._space_left = None
+        self._since_check = 0
         # Maps and chunk rows change in scattered small pieces: keep their
         # pages cached, and checkpoint the WAL at a size, not a page count.
         page = self.db.execute('PRAGMA page_size').fetchone()[0]
         self.db.execute('PRAGMA cache_size=-%d' % (PAGE_CACHE // 1024))
+        # On a small filesystem the log is checkpointed (and cut back)
+        # sooner: it is part of what the reserve leaves room for.
+        wal = min(WAL_CHECKPOINT, self.fs_bytes // 16)
         self.db.execute('PRAGMA wal_autocheckpoint=%d' % max(
-            1000, WAL_CHECKPOINT // page))
+            100, wal // page))
+        self.db.execute('PRAGMA journal_size_limit=%d' % wal)
         # True while the engine's own (non-durable) transactions begin.
         self._storing = False
         self.lock = store.lock
@@ -547,6 +595,7 @@ class Engine(object):
         started = time.monotonic()
         view = memoryview(data)
         with self.lock:
+            self._room(data)
             dirty = self._dirty
             if not dirty:
                 self._staged_at = started
@@ -575,6 +624,90 @@ class Engine(object):
                 # The oldest few: a write never waits for a large batch.
                 self._settle(list(itertools.islice(dirty, self._batch)))
         self._count('write', len(data), started)
+
+    def _room(self, data):
+        """Refuse data the filesystem has no room for above the reserve.
+
+        The room is the free space last seen less what was staged then
+        (it is stored later) and what was accepted since (all counted
+        as if it did not compress), looked at again every
+        ``SPACE_CHECK`` bytes. Zeros take no room and always pass.
+        """
+        size = len(data)
+        self._since_check += size
+        if self._space_left is None or self._since_check >= SPACE_CHECK:
+            fs = os.statvfs(self.segments.dir)
+            self._space_left = (fs.f_bavail * fs.f_frsize -
+                                len(self._dirty) * self.chunk)
+            self._since_check = size
+        if self._space_left - self._since_check >= self.reserve:
+            return
+        self._since_check -= size
+        if bytes(data).count(0) == size:
+            return
+        if self._reclaim():
+            return self._room(data)
+        self.work['writes_refused'] += 1
+        raise NoSpace('%d bytes free on the filesystem, %d kept in reserve'
+                      % (max(self._space_left - self._since_check, 0),
+                         self.reserve))
+
+    def _reclaim(self, compactions=RECLAIM_COMPACTIONS):
+        """Give back the space of segments freed by deletes and UNMAP:
+        dead ones go at once, a few partly live ones are compacted; all
+        is made durable. True if a segment file was removed.
+        """
+        compacted = 0
+        while compacted < compactions:
+            seg = self.segments.sparse()
+            if seg is None:
+                break
+            compacted += bool(self.segments.live[seg])
+            try:
+                with self._own_transaction():
+                    self._compact(seg)
+            except Exception as e:
+                if not _is_full(e):
+                    raise
+                break
+        dropped = bool(self.segments.retired)
+        self.segments.sync()
+        self.store.sync()
+        self.segments.drop_retired()
+        if dropped:
+            self._space_left = None
+        return dropped
+
+    def space(self):
+        """(filesystem bytes, bytes free for data above the reserve)."""
+        fs = os.statvfs(self.segments.dir)
+        with self.lock:
+            staged = len(self._dirty) * self.chunk
+        return self.fs_bytes, max(fs.f_bavail * fs.f_frsize - staged -
+                                  self.reserve, 0)
+
+    def bounded(self, total, used):
+        """(total, free) bytes of a pool of ``total`` bytes of which
+        ``used`` are charged, bounded by the filesystem under the array:
+        never larger than it less the reserve, never more free than the
+        array's own files leave of that. (Other files on a shared
+        filesystem are not counted; writes that find no room are
+        refused whatever was reported.)
+        """
+        capacity = max(self.fs_bytes - self.reserve, 0)
+        total = min(total, capacity)
+        free = max(min(total - used, capacity - self.disk_bytes()), 0)
+        return total, free
+
+    def disk_bytes(self):
+        """Bytes of the array's data files: segments and the database."""
+        on_disk = sum(self.segments.sizes.values())
+        for suffix in ('', '-wal'):
+            try:
+                on_disk += os.stat(self._db_path + suffix).st_size
+            except OSError:
+                pass
+        return on_disk
 
     def settle(self, older_than=0.0):
         """Store the staged writes if they have waited ``older_than``
@@ -620,14 +753,25 @@ class Engine(object):
                 for layer, blocks in by_layer.items():
                     blocks.sort(key=lambda entry: entry[0])
                     self._put_blocks(layer, self._chain(layer), blocks)
-        except BaseException:
+        except BaseException as e:
             if not theirs:
                 # Nothing was stored: keep the staged data, newer on top.
                 staged.update(self._dirty)
                 self._dirty = staged
+            # Look again before accepting more.
+            self._space_left = None
+            if _is_full(e):
+                raise NoSpace('storing staged writes: %s' % e) from e
             raise
         if not theirs:
-            self._compact(self.segments.sparse())
+            try:
+                self._compact(self.segments.sparse())
+            except Exception as e:
+                # Compaction only gives space back; it tries again with
+                # the next batch.
+                if not _is_full(e):
+                    raise
+                self._space_left = None
 
     @contextlib.contextmanager
     def _own_transaction(self):
@@ -645,6 +789,10 @@ class Engine(object):
         one; the old file goes at the next durable point (``flush``).
         """
         if seg is None:
+            return
+        if not self.segments.live[seg]:
+            # Nothing in it is referenced: no need to read it.
+            self.segments.retire(seg)
             return
         records, data = self.segments.records(seg)
         where = {}
@@ -951,9 +1099,13 @@ class Engine(object):
         """Make every write so far durable (SYNCHRONIZE CACHE, FUA)."""
         with self.lock:
             self._settle()
-            self.segments.sync()
-            self.store.sync()
-            self.segments.drop_retired()
+            try:
+                # Space freed since the last flush comes back now.
+                self._reclaim(compactions=1)
+            except Exception as e:
+                if _is_full(e):
+                    raise NoSpace('making writes durable: %s' % e) from e
+                raise
 
     def close(self):
         with self.lock:

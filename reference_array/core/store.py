@@ -159,7 +159,7 @@ class Store(object):
                 raise
             self._depth -= 1
             if outer:
-                self._db.execute('COMMIT')
+                self._commit()
                 if durable:
                     self.generation += 1
 
@@ -175,9 +175,23 @@ class Store(object):
         with self.lock:
             self._db.execute('PRAGMA synchronous=FULL')
             self._db.execute('BEGIN IMMEDIATE')
-            self._db.execute('INSERT OR REPLACE INTO counters VALUES '
-                             '(\'_sync\', 0)')
+            try:
+                self._db.execute('INSERT OR REPLACE INTO counters VALUES '
+                                 '(\'_sync\', 0)')
+            except sqlite3.Error:
+                self._db.execute('ROLLBACK')
+                raise
+            self._commit()
+
+    def _commit(self):
+        try:
             self._db.execute('COMMIT')
+        except sqlite3.Error:
+            # A commit that fails (a full disk) leaves the transaction
+            # open: end it, or no other can begin.
+            if self._db.in_transaction:
+                self._db.execute('ROLLBACK')
+            raise
 
     def next_id(self, kind):
         with self.transaction():

@@ -78,13 +78,14 @@ class System(object):
         }
 
     def _capacity(self):
-        total = self.system['total_kib']
         used = self.engine.totals()
         physical = -(-used['physical'] // 1024)
+        total, free = self.engine.bounded(self.system['total_kib'] * 1024,
+                                          physical * 1024)
         provisioned = sum(v['size'] for v in self.store.all('volumes'))
         return {
-            'id': 1, 'state': 'OK', 'total': total,
-            'free': max(total - physical, 0),
+            'id': 1, 'state': 'OK', 'total': total // 1024,
+            'free': free // 1024,
             'allocated': physical, 'allocated_volumes': physical,
             'allocated_snapshots_and_views': 0,
             'provisioned': provisioned, 'provisioned_volumes': provisioned,

@@ -102,8 +102,10 @@ class Nodes(object):
             view['free_capacity'] = view['total_capacity'] = rec.INT64_MAX
         else:
             used, _layers = self.pool_usage(node['name'], name)
-            view['total_capacity'] = self.pool_kib
-            view['free_capacity'] = max(self.pool_kib - used, 0)
+            total, free = self.engine.bounded(self.pool_kib * 1024,
+                                              used * 1024)
+            view['total_capacity'] = total // 1024
+            view['free_capacity'] = free // 1024
         return view
 
     def storage_pools(self, nodes=(), pools=()):

@@ -202,7 +202,7 @@ class EngineTestCase(testtools.TestCase):
         with mock.patch.object(self.engine, '_put_blocks',
                                side_effect=sqlite3.OperationalError(
                                    'database or disk is full')):
-            self.assertRaises(sqlite3.OperationalError, self.engine.flush)
+            self.assertRaises(engine.NoSpace, self.engine.flush)
         self.assertEqual(0, self._stored_maps())
         self.engine.write(vol, CHUNK, second)
         self.assertEqual(first + second, self.engine.read(vol, 0, 2 * CHUNK))
@@ -277,6 +277,108 @@ class EngineTestCase(testtools.TestCase):
             self.assertRaises(sqlite3.OperationalError, self.engine.unmap,
                               vol, 0, 2 * CHUNK)
         self.assertEqual(data, self.engine.read(vol, 0, 2 * CHUNK))
+
+
+class SpaceTestCase(testtools.TestCase):
+    """A filesystem that fills: clean refusals, never a stuck store."""
+
+    def setUp(self):
+        super().setUp()
+        self.dir = self.useFixture(fixtures.TempDir()).path
+        self.store = metadata.Store(os.path.join(self.dir, 'a.db'))
+        self.addCleanup(self.store.close)
+        self.engine = engine.Engine(self.store)
+        self.free = 64 * 1024 * 1024
+        real = os.statvfs
+
+        def statvfs(path):
+            fs = real(path)
+            return os.statvfs_result((
+                fs.f_bsize, 4096, 65536, self.free // 4096,
+                self.free // 4096) + tuple(fs)[5:])
+        self.useFixture(fixtures.MockPatch('os.statvfs', statvfs))
+        self.engine.reserve = 8 * 1024 * 1024
+        self.engine._space_left = None
+
+    def test_data_beyond_the_reserve_is_refused_zeros_are_not(self):
+        vol = self.engine.new_layer()
+        self.free = self.engine.reserve + 4 * CHUNK
+        self.engine._space_left = None
+        self.engine.write(vol, 0, os.urandom(2 * CHUNK))
+        self.assertRaises(engine.NoSpace, self.engine.write, vol,
+                          2 * CHUNK, os.urandom(4 * CHUNK))
+        self.assertEqual(1, self.engine.work['writes_refused'])
+        # Zeros and UNMAP free space; they always pass.
+        self.engine.write(vol, 0, bytes(CHUNK))
+        self.engine.unmap(vol, 0, 2 * CHUNK)
+        self.assertEqual(bytes(6 * CHUNK), self.engine.read(vol, 0,
+                                                            6 * CHUNK))
+        # Room again: accepted again.
+        self.free = 1 << 30
+        self.engine._space_left = None
+        self.engine.write(vol, 0, os.urandom(4 * CHUNK))
+
+    def test_space_is_bounded_by_the_filesystem(self):
+        self.free = self.engine.reserve + 10 * 1024 * 1024
+        total, room = self.engine.space()
+        self.assertEqual(10 * 1024 * 1024, room)
+        self.assertEqual(self.engine.fs_bytes, total)
+        # A pool larger than the filesystem reports what it can hold.
+        self.engine.fs_bytes = 64 * 1024 * 1024
+        vol = self.engine.new_layer()
+        self.engine.write(vol, 0, os.urandom(64 * CHUNK))
+        self.engine.flush()
+        on_disk = self.engine.disk_bytes()
+        self.assertGreater(on_disk, 64 * CHUNK)
+        total, free = self.engine.bounded(1 << 40, 64 * CHUNK)
+        self.assertEqual(56 * 1024 * 1024, total)
+        self.assertEqual(total - on_disk, free)
+        self.assertEqual((1 << 20, (1 << 20) - 64 * CHUNK),
+                         self.engine.bounded(1 << 20, 64 * CHUNK))
+
+    def test_a_store_that_finds_the_disk_full_keeps_the_writes(self):
+        vol = self.engine.new_layer()
+        data = os.urandom(2 * CHUNK)
+        self.engine.write(vol, 0, data)
+        with mock.patch.object(self.engine.segments, 'append',
+                               side_effect=OSError(28, 'No space left')):
+            self.assertRaises(engine.NoSpace, self.engine.flush)
+        self.assertEqual(data, self.engine.read(vol, 0, 2 * CHUNK))
+        self.engine.flush()
+        self.assertEqual(data, self.engine.read(vol, 0, 2 * CHUNK))
+
+
+class _FailingCommit(object):
+    """A connection whose next COMMIT fails as on a full disk."""
+
+    def __init__(self, db):
+        self.db = db
+        self.fail = True
+
+    def execute(self, sql, *args):
+        if sql == 'COMMIT' and self.fail:
+            self.fail = False
+            raise sqlite3.OperationalError('database or disk is full')
+        return self.db.execute(sql, *args)
+
+    def __getattr__(self, name):
+        return getattr(self.db, name)
+
+
+class StoreTestCase(testtools.TestCase):
+
+    def test_a_failed_commit_leaves_no_transaction_open(self):
+        tmp = self.useFixture(fixtures.TempDir()).path
+        store = metadata.Store(os.path.join(tmp, 'a.db'))
+        self.addCleanup(store.close)
+        store._db = _FailingCommit(store._db)
+        with testtools.ExpectedException(sqlite3.OperationalError):
+            with store.transaction():
+                store.put('volumes', 1, {'name': 'lost'})
+        self.assertIsNone(store.get('volumes', 1))
+        with store.transaction():
+            store.put('volumes', 2, {'name': 'kept'})
+        self.assertEqual('kept', store.get('volumes', 2)['name'])
 
 
 class SegmentsTestCase(testtools.TestCase):

@@ -17,6 +17,7 @@ CHECK_CONDITION = sense.CHECK_CONDITION
 BUSY = sense.BUSY
 SCSIError = sense.SCSIError
 LUN_NOT_SUPPORTED = sense.LUN_NOT_SUPPORTED
+SPACE_ALLOCATION_FAILED = sense.SPACE_ALLOCATION_FAILED
 encode_lun = spc.encode_lun
 decode_lun = spc.decode_lun
 

@@ -5,10 +5,12 @@ Handlers take one ``Command`` and return its Data-In bytes, or raise
 every device type, ``sbc.OPS`` for block devices).
 """
 
+import logging
 import operator
 
 from reference_array.target.scsi import sense as sense_mod
 
+LOG = logging.getLogger(__name__)
 SCSIError = sense_mod.SCSIError
 
 
@@ -97,3 +99,10 @@ class CommandSet(object):
         except SCSIError as e:
             return (sense_mod.CHECK_CONDITION, b'',
                     sense_mod.sense(e.key, e.asc, e.ascq))
+        except Exception as e:
+            # The command fails, the session goes on: an initiator sees
+            # an error of this command, never a dropped connection.
+            LOG.error('SCSI command 0x%02x failed: %s: %s', cdb[0],
+                      type(e).__name__, e)
+            return (sense_mod.CHECK_CONDITION, b'',
+                    sense_mod.sense(*sense_mod.INTERNAL_FAILURE))

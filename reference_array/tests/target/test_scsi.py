@@ -1,6 +1,7 @@
 """SCSI command sets as opcode tables, over an in-memory device."""
 
 import struct
+from unittest import mock
 
 import testtools
 
@@ -135,3 +136,24 @@ class TableTestCase(testtools.TestCase):
         self.assertEqual((scsi.GOOD, b'', None), scsi.execute(
             device, cdb(0x42, 0, 0, 0, 0, 0, 0, 0, 24), params))
         self.assertEqual([('unmap', 8 * 512, 4 * 512)], device.calls)
+
+    def test_a_failing_device_fails_the_command_not_the_session(self):
+        device = MemoryDevice()
+        device.write = mock.Mock(side_effect=RuntimeError('lost'))
+        self.assertEqual(sense.INTERNAL_FAILURE, self._sense(
+            scsi.execute(device, write10(0, 1), bytes(512))))
+        device.write = mock.Mock(side_effect=scsi.SCSIError(
+            *scsi.SPACE_ALLOCATION_FAILED))
+        self.assertEqual((0x07, 0x27, 0x07), self._sense(
+            scsi.execute(device, write10(0, 1), bytes(512))))
+
+    def test_check_before_data(self):
+        device = MemoryDevice()
+        self.assertIsNone(scsi.check(device, write10(0, 8)))
+        for lun, command, expected in (
+                (None, write10(0, 8), sense.LUN_NOT_SUPPORTED),
+                (device, write10(2047, 2), sense.LBA_OUT_OF_RANGE),
+                (MemoryDevice(True), write10(0, 8), sense.WRITE_PROTECTED)):
+            found = scsi.check(lun, command)
+            self.assertEqual(expected, (found[2], found[12], found[13]))
+        self.assertEqual([], device.calls)
