@@ -42,6 +42,18 @@ def main(argv=None):
                        help='serve K2 REST over plain HTTP')
     serve.add_argument('--faults', help='JSON file of fault rules to '
                        'apply from the start (see reference_array.faults)')
+    serve.add_argument('--fault-injection', action='store_true',
+                       help='serve POST/GET/DELETE /_admin/faults on the K2 '
+                            'port (authenticated); off by default')
+    serve.add_argument('--linstor-auth', choices=('none', 'basic'),
+                       default='none',
+                       help='LINSTOR REST authentication: none (default, '
+                            'as a LINSTOR controller without LDAP) or '
+                            'basic (the array\'s REST users, HTTP Basic '
+                            'over HTTPS)')
+    serve.add_argument('--linstor-client-ca', metavar='PATH',
+                       help='serve LINSTOR over HTTPS and accept only '
+                            'clients whose certificate this CA signed')
     serve.add_argument('--fault-seed', type=int, default=None,
                        help='seed of the fault dice, for repeatable runs')
     serve.add_argument('--no-volume-source', action='store_true',

@@ -140,21 +140,28 @@ class Array(object):
                              self.shipper)),
             host, args.k2_port, cert, key,
             request_log=os.path.join(self.data_dir, 'k2-requests.log'),
-            faults=self.faults)
+            faults=self.faults,
+            admin=getattr(args, 'fault_injection', False))
 
         # LINSTOR dialect.
         self.linstor = linstor_backend.LinstorBackend(
             self.store, self.engine, self.config['linstor_nodes'],
             system['total_kib'])
         lcert = lkey = None
-        if getattr(args, 'linstor_tls', False):
+        client_ca = getattr(args, 'linstor_client_ca', None)
+        basic = getattr(args, 'linstor_auth', 'none') == 'basic'
+        # Credentials travel only over TLS.
+        if getattr(args, 'linstor_tls', False) or client_ca or basic:
             lcert, lkey = tlsutil.ensure_certificate(
                 self.data_dir, hosts=(host, 'localhost'))
+        linstor_users = None
+        if basic:
+            linstor_users = dict(self.config['users'])
         self.linstor_server = http_server.JSONServer(
-            linstor_api.LinstorAPI(self.linstor), host,
+            linstor_api.LinstorAPI(self.linstor, users=linstor_users), host,
             getattr(args, 'linstor_port', 0) or 0, lcert, lkey,
             request_log=os.path.join(self.data_dir, 'linstor-requests.log'),
-            faults=self.faults)
+            faults=self.faults, client_ca=client_ca)
 
         # The iSCSI target sees both dialects' exports; a LINSTOR node's
         # own initiator is asked about first.

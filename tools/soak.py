@@ -423,8 +423,8 @@ def run_soak(info, operations, seed, replica=None):
 def _start_array(tmp, name, seed):
     from reference_array import launch
     array = launch.ArrayProcess(
-        os.path.join(tmp, name), ['--iscsi-port', '0', '--fault-seed',
-                                  str(seed)],
+        os.path.join(tmp, name), ['--iscsi-port', '0', '--fault-injection',
+                                  '--fault-seed', str(seed)],
         os.path.join(tmp, name + '.log'))
     return array, array.start()
 

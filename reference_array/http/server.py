@@ -7,7 +7,8 @@ every dialect. The api object has:
 ``users``                  {user: password} for Basic auth, or None
 ``route(method, path, query, body)``  -> (status, payload); may raise
                            HTTPError
-``parse_body(raw)``        the decoded request body
+``parse_body(raw)``        the decoded request body (``decode_json``
+                           does the JSON)
 ``error_payload(status, message)``    the dialect's error body
 ``refusal(exc)``           (status, payload) of a ``core.errors`` refusal
 ``busy_reply()``           (status, payload) the dialect answers when busy
@@ -18,8 +19,10 @@ import hmac
 import http.server
 import json
 import logging
+import os
 import socketserver
 import ssl
+import sys
 import threading
 import time
 import urllib.parse
@@ -30,9 +33,46 @@ from reference_array.http import faults as faults_mod
 LOG = logging.getLogger(__name__)
 ADMIN_FAULTS = '/_admin/faults'
 MAX_BODY = 16 * 1024 * 1024
+# Connections served at once (one thread each); more wait in the
+# listen queue, so no client can make the array start unbounded threads.
+MAX_CONNECTIONS = 32
+SLOT_WAIT = 1.0
+# JSON nested deeper than any request of either dialect is refused.
+MAX_DEPTH = 32
+# A request log is rotated at this size (one older file is kept).
+REQUEST_LOG_BYTES = 16 * 1024 * 1024
 # A connection that says nothing for this long is closed, so no client
 # can hold a handler thread (or the TLS handshake) forever.
 IDLE_TIMEOUT = 30.0
+
+
+def _no_constant(name):
+    raise ValueError('%s is not JSON' % name)
+
+
+def _depth(value, limit):
+    """Refuse nesting deeper than ``limit`` (iteratively: no recursion)."""
+    todo = [(value, 1)]
+    while todo:
+        item, level = todo.pop()
+        if isinstance(item, (dict, list)):
+            if level > limit:
+                raise ValueError('nested deeper than %d levels' % limit)
+            todo.extend((v, level + 1) for v in (
+                item.values() if isinstance(item, dict) else item))
+
+
+def decode_json(raw):
+    """A request body as JSON: strict (no NaN or Infinity) and of bounded
+    depth; anything else raises ValueError naming the fault.
+    """
+    try:
+        value = json.loads(raw, parse_constant=_no_constant)
+    except RecursionError:
+        raise ValueError('nested deeper than %d levels' %
+                         MAX_DEPTH) from None
+    _depth(value, MAX_DEPTH)
+    return value
 
 
 class HTTPError(Exception):
@@ -48,9 +88,40 @@ class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     allow_reuse_address = True
     request_queue_size = 128
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+
+    def process_request(self, request, client_address):
+        # Wait a moment for a free slot in the accept loop (further
+        # clients stay in the kernel's listen queue, not in threads of
+        # ours); a client that finds none then is closed.
+        if not self._slots.acquire(timeout=SLOT_WAIT):
+            LOG.warning('connection from %s closed: %d connections busy',
+                        client_address[0], MAX_CONNECTIONS)
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request, client_address):
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
+
     def handle_error(self, request, client_address):
         # Into the array's log, not stderr: a parent that does not read
-        # stderr must never be able to stall a connection thread.
+        # stderr must never be able to stall a connection thread. A
+        # peer that fails TLS or hangs up is one line, not a traceback.
+        exc = sys.exc_info()[1]
+        if isinstance(exc, (ssl.SSLError, OSError)):
+            LOG.warning('connection from %s failed: %s',
+                        client_address[0], exc)
+            return
         LOG.exception('connection from %s failed', client_address[0])
 
 
@@ -137,6 +208,10 @@ def _make_handler(api, server):
             return rule.status
 
         def _admin(self, raw):
+            if not server.admin:
+                # Off unless the array was started with fault injection.
+                return self._send(404, api.error_payload(
+                    404, 'no such resource: %s' % ADMIN_FAULTS))
             try:
                 if self.command == 'GET':
                     return self._send(200, server.faults.listing())
@@ -144,7 +219,7 @@ def _make_handler(api, server):
                     server.faults.clear()
                     return self._send(204, None)
                 if self.command == 'POST':
-                    server.faults.load(json.loads(raw or b'null'))
+                    server.faults.load(decode_json(raw or b'null'))
                     return self._send(201, server.faults.listing())
             except (ValueError, faults_mod.FaultError) as e:
                 return self._send(400, api.error_payload(400, str(e)))
@@ -154,17 +229,28 @@ def _make_handler(api, server):
             parsed = urllib.parse.urlsplit(self.path)
             query = urllib.parse.parse_qsl(parsed.query,
                                            keep_blank_values=True)
-            length = int(self.headers.get('Content-Length') or 0)
+            # Headers only are read until the request is known to be
+            # acceptable: a body is read after authentication, never
+            # beyond MAX_BODY. A refused request's body stays unread, so
+            # its connection is closed.
+            length = self.headers.get('Content-Length') or '0'
+            if not length.isdigit():
+                self.close_connection = True
+                return self._send(400, api.error_payload(
+                    400, 'invalid Content-Length: %r' % length[:40]))
+            length = int(length)
             if length > MAX_BODY:
                 self.close_connection = True
                 return self._send(413, api.error_payload(
                     413, 'request body too large'))
-            raw = self.rfile.read(length) if length else b''
             if not self._authorized():
+                if length:
+                    self.close_connection = True
                 return self._send(401, api.error_payload(
                     401, 'authentication required'),
                     headers=[('WWW-Authenticate',
                               'Basic realm="reference-array"')])
+            raw = self.rfile.read(length) if length else b''
             if parsed.path == ADMIN_FAULTS:
                 return self._admin(raw)
             if server.faults.down():
@@ -203,16 +289,27 @@ class JSONServer(object):
     """Serve ``api`` on host:port in a background thread."""
 
     def __init__(self, api, host, port, certfile=None, keyfile=None,
-                 request_log=None, faults=None):
+                 request_log=None, faults=None, admin=False, client_ca=None):
+        """``admin``: serve ``/_admin/faults`` (only on an authenticated
+        api; the rules of ``faults`` apply in any case). ``client_ca``:
+        accept only TLS clients whose certificate it signed.
+        """
+        if admin and api.users is None:
+            raise ValueError('fault injection needs an authenticated port')
         self.api = api
+        self.admin = admin
         self.faults = faults or faults_mod.Injector()
         self._log_lock = threading.Lock()
+        self._log_path = request_log
         self._log = open(request_log, 'a', buffering=1) \
             if request_log else None
         self.httpd = _Server((host, port), _make_handler(api, self))
         if certfile:
             ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
             ctx.load_cert_chain(certfile, keyfile)
+            if client_ca:
+                ctx.verify_mode = ssl.CERT_REQUIRED
+                ctx.load_verify_locations(client_ca)
             self.httpd.socket = ctx.wrap_socket(
                 self.httpd.socket, server_side=True,
                 do_handshake_on_connect=False)
@@ -226,6 +323,12 @@ class JSONServer(object):
         if self._log is None:
             return
         with self._log_lock:
+            if self._log is None:
+                return
+            if self._log.tell() >= REQUEST_LOG_BYTES:
+                self._log.close()
+                os.replace(self._log_path, self._log_path + '.1')
+                self._log = open(self._log_path, 'a', buffering=1)
             self._log.write('%s %s %d %.1f\n' % (
                 method, path, status, elapsed * 1000))
 

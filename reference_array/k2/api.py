@@ -6,11 +6,11 @@ objects, references are ``{"ref": "/<resource>/<id>"}``, sizes are KiB,
 errors are ``{"error_msg": ...}`` with a JSON content type.
 """
 
-import json
 import re
 
 from reference_array.core import errors
 from reference_array.http import server as httpd
+from reference_array.k2 import refs
 from reference_array.k2 import schema
 
 PREFIX = '/api/v2'
@@ -164,7 +164,7 @@ class K2API(object):
         if not raw.strip():
             return None
         try:
-            body = json.loads(raw)
+            body = httpd.decode_json(raw)
         except ValueError as e:
             raise error(400, 'malformed JSON body: %s' % e)
         return body
@@ -195,7 +195,10 @@ class K2API(object):
             match = _ITEM.match(rest)
             if not match or match.group('res') not in schema.RESOURCES:
                 raise error(404, 'no such resource: %s' % rest)
-            rest, obj_id = match.group('res'), int(match.group('id'))
+            rest, obj_id = match.group('res'), refs.number(match.group('id'))
+            if obj_id is None:
+                raise error(404, 'no such %s: %s' % (match.group('res'),
+                                                     match.group('id')))
         if method == 'GET':
             if obj_id is None:
                 return 200, search(

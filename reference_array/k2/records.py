@@ -52,7 +52,8 @@ class Records(object):
         if not match or match.group(1) not in resources:
             raise fields.bad('%s must refer to %s, not %s' % (
                 field, ' or '.join(resources), value['ref']))
-        obj = self.store.get(match.group(1), int(match.group(2)))
+        obj_id = refs.number(match.group(2))
+        obj = obj_id and self.store.get(match.group(1), obj_id)
         if obj is None:
             raise fields.bad('%s %s does not exist' % (field, value['ref']))
         return match.group(1), obj

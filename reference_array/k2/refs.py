@@ -1,5 +1,17 @@
 """K2 references: ``{"ref": "/<resource>/<id>"}``, built and read here."""
 
+from reference_array.core import errors
+
+# Ids are SQLite integers: anything larger names no object.
+MAX_ID = (1 << 63) - 1
+
+
+def number(text):
+    """An object id from its text, or None if it cannot name one."""
+    if not text.isdigit() or int(text) > MAX_ID:
+        return None
+    return int(text)
+
 
 def path(resource, obj_id):
     return '/%s/%d' % (resource, obj_id)
@@ -16,9 +28,15 @@ def to(resource, obj):
 
 def parse(value):
     """(resource, id) of a reference."""
-    resource, obj_id = value['ref'][1:].rsplit('/', 1)
-    return resource, int(obj_id)
+    try:
+        resource, text = value['ref'][1:].rsplit('/', 1)
+    except (TypeError, KeyError, ValueError):
+        raise errors.Invalid('not a reference: %r' % (value,))
+    obj_id = number(text)
+    if obj_id is None:
+        raise errors.NotFound('%s %s does not exist' % (resource, text))
+    return resource, obj_id
 
 
 def id_of(value):
-    return int(value['ref'].rsplit('/', 1)[1])
+    return parse(value)[1]

@@ -6,7 +6,6 @@ controller does (numbers as strings, nulls for absent fields, no body).
 Backend reports and refusals become ApiCallRc entries here.
 """
 
-import json
 import re
 
 from reference_array.core import errors
@@ -98,10 +97,13 @@ def _page(items, query):
 
 class LinstorAPI(object):
 
-    users = None
-
-    def __init__(self, backend):
+    def __init__(self, backend, users=None):
+        """``users``: {user: password} of HTTP Basic authentication (as
+        a controller with LDAP authentication), or None: open, as a
+        controller is by default.
+        """
         self.backend = backend
+        self.users = users
         nodes, groups, defs = backend.nodes, backend.groups, \
             backend.definitions
         placement, rscs, snaps = backend.placement, backend.resources, \
@@ -276,7 +278,7 @@ class LinstorAPI(object):
         if not raw.strip():
             return None
         try:
-            return json.loads(raw)
+            return httpd.decode_json(raw)
         except ValueError as e:
             raise httpd.HTTPError(400, [wire.rc(
                 'error', wire.INVLD_REQUEST, 'Invalid JSON: %s' % e)])

@@ -210,17 +210,24 @@ class Definitions(object):
                 'VlmNr': str(number)
             })
 
+    def _size(self, value, op):
+        """A volume size: positive, and at most 1000 pools (thin), so
+        that no device size overflows what SCSI reports.
+        """
+        size_kib = fields.integer(value, 'size_kib')
+        if size_kib <= 0 or size_kib > self.pool_kib * 1000:
+            raise outcomes.refused('volume_size', 'Invalid volume size '
+                                   '%d KiB' % size_kib, obj='vlm_dfn',
+                                   op=op)
+        return size_kib
+
     def add_vd(self, rd, number, size_kib, props=None, flags=(), layer=None):
         if number is None:
             number = max([vd['volume_number'] for vd in rd['vds']] + [-1]) + 1
         if any(vd['volume_number'] == number for vd in rd['vds']):
             raise outcomes.exists(
                 'vlm_dfn', 'Volume definition %d of %s' % (number, rd['name']))
-        size_kib = fields.integer(size_kib, 'size_kib')
-        if size_kib <= 0 or size_kib > self.pool_kib * 1000:
-            raise outcomes.refused('volume_size', 'Invalid volume size '
-                                   '%d KiB' % size_kib, obj='vlm_dfn',
-                                   op='create')
+        size_kib = self._size(size_kib, 'create')
         vd = {
             'volume_number': number,
             'size_kib': size_kib,
@@ -271,7 +278,7 @@ class Definitions(object):
             rd = self.records.rd(name, op='modify')
             vd = self._vd(rd, number)
             if body.get('size_kib') is not None:
-                size = fields.integer(body['size_kib'], 'size_kib', 1)
+                size = self._size(body['size_kib'], 'modify')
                 if size < vd['size_kib'] and rd['resources']:
                     raise outcomes.refused(
                         'volume_size', 'Volume %d of %s '

@@ -12,10 +12,13 @@ ArrayProcessError = launch.ArrayProcessError
 
 class ReferenceArray(fixtures.Fixture):
 
-    def __init__(self, data_dir=None, args=()):
+    def __init__(self, data_dir=None, args=(), fault_injection=False):
+        """``fault_injection``: serve /_admin/faults (``inject``)."""
         super().__init__()
         self.data_dir = data_dir
         self.args = list(args)
+        if fault_injection:
+            self.args.append('--fault-injection')
         if '--iscsi-port' not in self.args:
             # Tests run side by side: never the fixed default port.
             self.args += ['--iscsi-port', '0']

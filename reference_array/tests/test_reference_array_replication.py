@@ -26,7 +26,8 @@ class ReplicationPairTestCase(testtools.TestCase):
     def setUp(self):
         super().setUp()
         self.a = self.useFixture(array_fixture.ReferenceArray())
-        self.b = self.useFixture(array_fixture.ReferenceArray())
+        self.b = self.useFixture(array_fixture.ReferenceArray(
+            fault_injection=True))
         self.peer_of_a = self.a.pair_with(self.b)
         self.peer_of_b = self.b.pair_with(self.a)
         self.ka, self.kb = self.a.k2_client(), self.b.k2_client()

@@ -20,7 +20,7 @@ class K2DriverTestCase(driver_base.DriverTestCase):
     def setUp(self):
         super().setUp()
         self.array = self.useFixture(array_fixture.ReferenceArray(
-            args=['--capacity-gib', '256']))
+            args=['--capacity-gib', '256'], fault_injection=True))
         self.ctx = context.get_admin_context()
         self.driver = self.make_driver()
 

@@ -100,5 +100,6 @@ class K2HostCopyTestCase(k2_driver_base.K2DriverTestCase):
 _original_init = array_fixture.ReferenceArray.__init__
 
 
-def _no_source_init(self, data_dir=None, args=()):
-    _original_init(self, data_dir, list(args) + ['--no-volume-source'])
+def _no_source_init(self, data_dir=None, args=(), **kwargs):
+    _original_init(self, data_dir, list(args) + ['--no-volume-source'],
+                   **kwargs)

@@ -16,7 +16,7 @@ class ShortSoakTestCase(test.TestCase):
 
     def test_array_and_driver_agree_after_faults(self):
         array = self.useFixture(array_fixture.ReferenceArray(
-            args=['--fault-seed', '11']))
+            args=['--fault-seed', '11'], fault_injection=True))
         counts, problems, fired = soak.run_soak(array.info, 200, seed=11)
         self.assertEqual([], problems)
         self.assertGreater(sum(rule['hits'] for rule in fired), 10)
@@ -33,9 +33,9 @@ class ShortSoakTestCase(test.TestCase):
     def test_failover_and_failback_under_faults(self):
         from reference_array import pairing
         array = self.useFixture(array_fixture.ReferenceArray(
-            args=['--fault-seed', '12']))
+            args=['--fault-seed', '12'], fault_injection=True))
         replica = self.useFixture(array_fixture.ReferenceArray(
-            args=['--fault-seed', '12']))
+            args=['--fault-seed', '12'], fault_injection=True))
         pairing.pair(array.info, replica.info, 'secondary')
         pairing.pair(replica.info, array.info, 'primary')
         counts, problems, fired = soak.run_soak(array.info, 150, seed=12,

@@ -1,0 +1,280 @@
+"""The array's REST ports against callers without credentials or with
+input no parser foresaw: refusals before any work, clear 4xx, one log
+line.
+"""
+
+import datetime
+import http.client
+import os
+import socket
+import ssl
+import threading
+
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives import serialization
+from cryptography import x509
+from cryptography.x509.oid import NameOID
+import fixtures
+import linstor
+import requests
+import testtools
+
+from reference_array.http import server as http_server
+from reference_array.tests import array_fixture
+from reference_array import tlsutil
+
+RULE = [{'path': '.*', 'kind': 'status', 'status': 503}]
+
+
+class _API(object):
+    """The smallest dialect: one user, every call answers its body."""
+
+    users = {'u': 'p'}
+
+    def __init__(self):
+        self.calls = []
+
+    def route(self, method, path, query, body):
+        self.calls.append((method, path))
+        return 200, {'body': body}
+
+    @staticmethod
+    def parse_body(raw):
+        try:
+            return http_server.decode_json(raw) if raw else None
+        except ValueError as e:
+            raise http_server.HTTPError(400, {'error': str(e)})
+
+    @staticmethod
+    def error_payload(status, message):
+        return {'error': message}
+
+
+def _raw(address, data, timeout=5):
+    """The status line's code of one raw request (None: no answer)."""
+    with socket.create_connection(address, timeout) as s:
+        s.sendall(data)
+        reply = s.recv(4096)
+    return int(reply.split()[1]) if reply else None
+
+
+class JSONServerTestCase(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.logs = self.useFixture(fixtures.FakeLogger(
+            name=http_server.__name__))
+        self.api = _API()
+
+    def _serve(self, **kwargs):
+        srv = http_server.JSONServer(self.api, '127.0.0.1', 0, **kwargs)
+        srv.start()
+        self.addCleanup(srv.stop)
+        return srv
+
+    def test_a_body_is_not_read_before_authentication(self):
+        srv = self._serve()
+        # Headers announce 16 MiB that never come: the refusal is at once.
+        status = _raw(srv.address, b'POST /x HTTP/1.1\r\nHost: a\r\n'
+                      b'Content-Length: 16777216\r\n\r\n')
+        self.assertEqual(401, status)
+        self.assertEqual([], self.api.calls)
+        # A refusal keeps the client's "Connection: close".
+        with socket.create_connection(srv.address, 5) as s:
+            s.sendall(b'GET /x HTTP/1.1\r\nHost: a\r\n'
+                      b'Connection: close\r\n\r\n')
+            s.settimeout(2)
+            reply = b''
+            while True:
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                reply += chunk
+        self.assertIn(b' 401 ', reply)
+
+    def test_bad_content_length_and_json(self):
+        srv = self._serve()
+        auth = b'Authorization: Basic dTpw\r\n'
+        for length, body, want in (
+                (b'abc', b'{}', 400), (b'-1', b'', 400),
+                (b'2', b'{}', 200), (None, b'[' * 100000 + b']' * 100000, 400),
+                (None, b'{"n": Infinity}', 400), (None, b'{"n": NaN}', 400),
+                (None, b'[' * 40 + b']' * 40, 400),
+                (None, b'[' * 20 + b']' * 20, 200)):
+            if length is None:
+                length = str(len(body)).encode()
+            status = _raw(srv.address, b'POST /x HTTP/1.1\r\nHost: a\r\n' +
+                          auth + b'Content-Length: ' + length +
+                          b'\r\nConnection: close\r\n\r\n' + body)
+            self.assertEqual(want, status, (length, body[:20]))
+        self.assertNotIn('Traceback', self.logs.output)
+
+    def test_fault_injection_only_when_asked_and_authenticated(self):
+        headers = {'Authorization': 'Basic dTpw'}
+        closed = self._serve()
+        conn = http.client.HTTPConnection(*closed.address, timeout=5)
+        conn.request('POST', http_server.ADMIN_FAULTS, str(RULE).replace(
+            "'", '"'), headers)
+        self.assertEqual(404, conn.getresponse().status)
+        self.assertEqual([], closed.faults.listing())
+        srv = self._serve(admin=True)
+        for auth, want in (({}, 401), (headers, 201)):
+            conn = http.client.HTTPConnection(*srv.address, timeout=5)
+            conn.request('POST', http_server.ADMIN_FAULTS,
+                         str(RULE).replace("'", '"'), auth)
+            self.assertEqual(want, conn.getresponse().status)
+        self.api.users = None
+        self.assertRaises(ValueError, http_server.JSONServer, self.api,
+                          '127.0.0.1', 0, admin=True)
+
+    def test_a_failed_handshake_is_one_line(self):
+        tmp = self.useFixture(fixtures.TempDir()).path
+        cert, key = tlsutil.ensure_certificate(tmp)
+        srv = self._serve(certfile=cert, keyfile=key)
+        self.assertIsNone(_raw(srv.address, b'GET / HTTP/1.0\r\n\r\n'))
+        # The handler thread logs after the client saw the close.
+        for _ in range(50):
+            if self.logs.output:
+                break
+            threading.Event().wait(0.05)
+        self.assertEqual(1, len(self.logs.output.splitlines()),
+                         self.logs.output)
+        self.assertNotIn('Traceback', self.logs.output)
+
+    def test_connections_are_capped(self):
+        self.useFixture(fixtures.MockPatchObject(http_server,
+                                                 'MAX_CONNECTIONS', 4))
+        srv = self._serve()
+        before = threading.active_count()
+        idle = [socket.create_connection(srv.address, 5) for _ in range(12)]
+        self.addCleanup(lambda: [s.close() for s in idle])
+        threading.Event().wait(0.5)
+        self.assertLessEqual(threading.active_count() - before, 4)
+
+    def test_request_log_rotates(self):
+        tmp = self.useFixture(fixtures.TempDir()).path
+        self.useFixture(fixtures.MockPatchObject(
+            http_server, 'REQUEST_LOG_BYTES', 1000))
+        path = os.path.join(tmp, 'requests.log')
+        srv = self._serve(request_log=path)
+        for _ in range(200):
+            srv.record('GET', '/volumes', 200, 0.001)
+        self.assertLess(os.path.getsize(path), 1100)
+        self.assertLess(os.path.getsize(path + '.1'), 1100)
+
+
+def _client_certificate(directory):
+    """A CA and a client certificate it signed: (ca, cert, key) paths."""
+    now = datetime.datetime.now(datetime.timezone.utc)
+    paths = []
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, 'ops-ca')])
+    for name, key, issuer_key, ca in (
+            ('ca', ca_key, ca_key, True),
+            ('client', ec.generate_private_key(ec.SECP256R1()), ca_key,
+             False)):
+        subject = ca_name if ca else x509.Name(
+            [x509.NameAttribute(NameOID.COMMON_NAME, 'cinder')])
+        cert = (x509.CertificateBuilder()
+                .subject_name(subject).issuer_name(ca_name)
+                .public_key(key.public_key())
+                .serial_number(x509.random_serial_number())
+                .not_valid_before(now - datetime.timedelta(minutes=5))
+                .not_valid_after(now + datetime.timedelta(days=1))
+                .add_extension(x509.BasicConstraints(ca=ca, path_length=None),
+                               critical=True)
+                .sign(issuer_key, hashes.SHA256()))
+        path = os.path.join(directory, name + '.pem')
+        with open(path, 'wb') as f:
+            f.write(cert.public_bytes(serialization.Encoding.PEM))
+        paths.append(path)
+        if not ca:
+            with open(path + '.key', 'wb') as f:
+                f.write(key.private_bytes(
+                    serialization.Encoding.PEM,
+                    serialization.PrivateFormat.PKCS8,
+                    serialization.NoEncryption()))
+            paths.append(path + '.key')
+    return paths
+
+
+class ArrayAccessTestCase(testtools.TestCase):
+    """Flags of a whole array process, checked with python-linstor."""
+
+    def _linstor(self, array, **attrs):
+        client = linstor.Linstor(array.linstor_url.replace(
+            'https://', 'linstor+ssl://'), timeout=10)
+        client.cafile = array.info['ca_cert']
+        for key, value in attrs.items():
+            setattr(client, key, value)
+        client.connect()
+        self.addCleanup(client.disconnect)
+        return client.node_list_raise()
+
+    def test_faults_are_off_by_default_and_never_on_linstor(self):
+        for flags in ([], ['--fault-injection']):
+            array = self.useFixture(array_fixture.ReferenceArray(args=flags))
+            k2 = 'https://%s:%s%s' % (array.k2_host, array.k2_port,
+                                      http_server.ADMIN_FAULTS)
+
+            def post(url, auth=None):
+                return requests.post(url, json=RULE, auth=auth, timeout=5,
+                                     verify=array.info['ca_cert']).status_code
+            self.assertEqual(401, post(k2))
+            self.assertEqual(404, post(array.linstor_url +
+                                       http_server.ADMIN_FAULTS))
+            status = post(k2, (array.info['user'], array.info['password']))
+            self.assertEqual(201 if flags else 404, status)
+            array.stop()
+
+    def test_linstor_basic_users(self):
+        array = self.useFixture(array_fixture.ReferenceArray(
+            args=['--linstor-auth', 'basic']))
+        self.assertTrue(array.linstor_url.startswith('https://'))
+        status, _body = array.linstor('GET', '/v1/nodes')
+        self.assertEqual(401, status)
+        self.assertRaises(linstor.LinstorError, self._linstor, array,
+                          username=array.info['user'], password='wrong')
+        nodes = self._linstor(array, username=array.info['user'],
+                              password=array.info['password'])
+        self.assertTrue(nodes)
+
+    def test_linstor_client_certificates(self):
+        tmp = self.useFixture(fixtures.TempDir()).path
+        ca, cert, key = _client_certificate(tmp)
+        array = self.useFixture(array_fixture.ReferenceArray(
+            args=['--linstor-client-ca', ca]))
+        self.assertRaises((linstor.LinstorError, ssl.SSLError, OSError),
+                          self._linstor, array)
+        self.assertTrue(self._linstor(array, certfile=cert, keyfile=key))
+
+    def test_ids_and_sizes_out_of_range(self):
+        array = self.useFixture(array_fixture.ReferenceArray())
+        auth = (array.info['user'], array.info['password'])
+        base = 'https://%s:%s/api/v2' % (array.k2_host, array.k2_port)
+
+        def k2(method, path, body=None):
+            return requests.request(method, base + path, json=body,
+                                    auth=auth, timeout=10,
+                                    verify=array.info['ca_cert']).status_code
+        self.assertEqual(404, k2('GET', '/volumes/%d' % (1 << 64)))
+        self.assertEqual(404, k2('DELETE', '/hosts/%d' % (1 << 63)))
+        self.assertEqual(400, k2('POST', '/volumes', {
+            'name': 'v', 'size': 1024 * 1024,
+            'volume_group': {'ref': '/volume_groups/%d' % (1 << 64)}}))
+        self.assertEqual(201, array.linstor('POST', '/v1/resource-definitions',
+                                            {'resource_definition': {
+                                                'name': 'huge'}})[0])
+        path = '/v1/resource-definitions/huge/volume-definitions'
+        self.assertEqual(201, array.linstor('POST', path, {
+            'volume_definition': {'size_kib': 1024}})[0])
+        # LINSTOR's own refusal: FAIL_INVLD_VLM_SIZE, which its
+        # controller answers with HTTP 500 (ApiCallRcRestUtils).
+        status, body = array.linstor('PUT', path + '/0',
+                                     {'size_kib': 1 << 70})
+        self.assertEqual((500, 206), (status, body[0]['ret_code'] & 0x3ff))
+        self.assertEqual(1024, array.linstor('GET', path + '/0')[1][
+            'size_kib'])
+        with open(array.log_file) as f:
+            self.assertNotIn('Traceback', f.read())
