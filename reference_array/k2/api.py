@@ -201,6 +201,8 @@ class K2API(object):
                                                      match.group('id')))
         if method == 'GET':
             if obj_id is None:
+                if rest == 'mappings':
+                    query = self._views_as_volsnaps(query)
                 return 200, search(
                     self.backend.list(rest, _where(rest, query)), query,
                     schema.fields(rest))
@@ -215,6 +217,20 @@ class K2API(object):
             self.backend.delete(rest, obj_id)
             return 204, None
         raise error(405, 'method %s not allowed on %s' % (method, path))
+
+    def _views_as_volsnaps(self, query):
+        """A mapping of a view is a mapping of its volsnaps: a filter
+        on ``volume.ref=/snapshots/N`` finds those.
+        """
+        out = []
+        for key, wanted in query:
+            if key == 'volume.ref' and wanted.startswith('/snapshots/'):
+                found = self.backend.list('volsnaps', ('snapshot.ref',
+                                                       wanted))
+                key, wanted = 'volume.ref__in', ','.join(
+                    refs.path('volsnaps', vs['id']) for vs in found)
+            out.append((key, wanted))
+        return out
 
     @staticmethod
     def _object(body):

@@ -31,7 +31,8 @@ class LUN(devices.Device):
         obj = self.store.get(self.resource, self.obj_id)
         if obj is None:
             raise self.gone()
-        return obj['_layer']
+        # An exposed view's writes go to its own layer.
+        return obj.get('_view') or obj['_layer']
 
     def _count(self, direction, nbytes, started):
         if self.resource == 'volumes':

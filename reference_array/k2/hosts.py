@@ -148,27 +148,50 @@ class Hosts(object):
 
     # -- mappings ------------------------------------------------------------
     def create_mapping(self, body):
-        res, target = self.records.deref(body, 'volume', ('volumes',
-                                                          'volsnaps'))
-        volumes.not_builtin(target)
+        """Map a volume or volsnap; a view (``/snapshots/N`` with
+        ``is_exposable``) maps each of its volsnaps, as K2 does.
+        """
+        res, target = self.records.deref(body, 'volume', (
+            'volumes', 'volsnaps', 'snapshots'))
+        if res == 'snapshots':
+            if not target.get('is_exposable'):
+                raise bad('snapshot %s is not a view (is_exposable is '
+                          'false); only views can be mapped' %
+                          target['name'])
+            targets = [('volsnaps', vs) for vs in self.records.children(
+                'volsnaps', 'snapshot', refs.path('snapshots',
+                                                  target['id']))]
+        else:
+            targets = [(res, target)]
         _hres, host = self.records.deref(body, 'host', ('hosts',))
-        target_ref = refs.path(res, target['id'])
         host_ref = refs.path('hosts', host['id'])
         mapped = self.records.children('mappings', 'host', host_ref)
         used = {m['lun'] for m in mapped}
-        for m in mapped:
-            if m['volume']['ref'] == target_ref:
-                raise bad('%s is already mapped to host %s (LUN %d)' % (
-                    target_ref, host['name'], m['lun']))
         if 'lun' in body:
+            if len(targets) != 1:
+                raise bad('lun is given but %s has %d volumes' % (
+                    body['volume']['ref'], len(targets)))
             lun = fields.integer(body, 'lun', minimum=1, maximum=MAX_LUN)
             if lun in used:
                 raise bad('LUN %d is already used on host %s' % (
                     lun, host['name']))
+            luns = [lun]
         else:
-            lun = next(n for n in range(1, MAX_LUN + 2) if n not in used)
-            if lun > MAX_LUN:
+            luns = [n for n in range(1, MAX_LUN + 1)
+                    if n not in used][:len(targets)]
+            if len(luns) < len(targets):
                 raise bad('host %s has no free LUN' % host['name'])
-        return self.records.new('mappings', {
-            'volume': {'ref': target_ref}, 'host': {'ref': host_ref},
-            'lun': lun, 'unique_target': False})
+        created = []
+        for (res, obj), lun in zip(targets, luns):
+            volumes.not_builtin(obj)
+            target_ref = refs.path(res, obj['id'])
+            for m in mapped:
+                if m['volume']['ref'] == target_ref:
+                    raise bad('%s is already mapped to host %s (LUN %d)' % (
+                        target_ref, host['name'], m['lun']))
+            created.append(self.records.new('mappings', {
+                'volume': {'ref': target_ref}, 'host': {'ref': host_ref},
+                'lun': lun, 'unique_target': False}))
+        if not created:
+            raise bad('%s has no volumes to map' % body['volume']['ref'])
+        return created[0]

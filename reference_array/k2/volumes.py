@@ -3,6 +3,11 @@
 Each change validates everything first and changes state inside one
 store transaction (opened by the backend), so a refused call leaves
 nothing behind. A volume's data is an engine layer kept in ``_layer``.
+
+A volsnap's ``_layer`` is its snapshot's point-in-time image and is never
+written. An exposable snapshot is a K2 view: each of its volsnaps also
+has ``_view``, a writable layer over that image, so writes to a view
+reach neither the source volume, nor clones, nor the snapshot itself.
 """
 
 import time
@@ -164,11 +169,11 @@ class Volumes(object):
         if size < src['_size' if res == 'volsnaps' else 'size']:
             raise bad('size %d KiB is smaller than the source %s' % (
                 size, body['source']['ref']))
-        frozen = src['_layer']
-        writable = res == 'volumes' or self.records.get(
-            'snapshots', refs.id_of(src['snapshot'])).get('is_exposable')
+        key = '_view' if src.get('_view') else '_layer'
+        frozen = src[key]
+        writable = res == 'volumes' or key == '_view'
         if writable:
-            src['_layer'] = self.engine.freeze(frozen)
+            src[key] = self.engine.freeze(frozen)
             self.records.put(res, src)
         layer = self.engine.new_layer(parent=frozen, dedup=dedup)
         if writable:
@@ -254,8 +259,15 @@ class Volumes(object):
             for vs in self.records.children(
                     'volsnaps', 'snapshot',
                     refs.path('snapshots', parent_snap['id'])):
-                layer = self.engine.new_layer(parent=vs['_layer'],
-                                              dedup=vg['is_dedup'])
+                # The source's image as it is now: a view's, frozen.
+                if vs.get('_view'):
+                    image = vs['_view']
+                    vs['_view'] = self.engine.freeze(image)
+                    self.records.put('volsnaps', vs)
+                    layer = image
+                else:
+                    layer = self.engine.new_layer(parent=vs['_layer'],
+                                                  dedup=vg['is_dedup'])
                 self._new_volsnap(snap, snap_ref,
                                   vs['name'].rsplit(':', 1)[1],
                                   vs['source'], layer, vs['_size'])
@@ -263,10 +275,21 @@ class Volumes(object):
 
     def _new_volsnap(self, snap, snap_ref, volume_name, source, layer, size):
         vs_id = self.records.store.next_id('volsnaps')
-        self.records.put('volsnaps', {
+        vs = {
             'id': vs_id, 'name': '%s:%s' % (snap['name'], volume_name),
             'snapshot': snap_ref, 'source': source, '_layer': layer,
-            '_size': size, 'scsi_sn': 'REFS%012X' % vs_id})
+            '_size': size, 'scsi_sn': 'REFS%012X' % vs_id}
+        if snap['is_exposable']:
+            vs['_view'] = self.engine.freeze(layer)
+        self.records.put('volsnaps', vs)
+
+    def _expose(self, snap):
+        """Give each volsnap of ``snap`` its writable view layer."""
+        for vs in self.records.children('volsnaps', 'snapshot',
+                                        refs.path('snapshots', snap['id'])):
+            if not vs.get('_view'):
+                vs['_view'] = self.engine.freeze(vs['_layer'])
+                self.records.put('volsnaps', vs)
 
     def update_snapshot(self, snap, body):
         if 'short_name' in body:
@@ -278,6 +301,8 @@ class Volumes(object):
                                 snap['id'])
         if 'is_exposable' in body:
             snap['is_exposable'] = fields.boolean(body, 'is_exposable')
+            if snap['is_exposable']:
+                self._expose(snap)
         return self._save('snapshots', snap, body)
 
     def delete_snapshot(self, snap):
@@ -292,5 +317,7 @@ class Volumes(object):
             raise bad('snapshot %s has views; delete them first' %
                       snap['name'])
         for vs in volsnaps:
+            if vs.get('_view'):
+                self.engine.release(vs['_view'])
             self.engine.release(vs['_layer'])
             self.records.delete('volsnaps', vs['id'])
