@@ -311,34 +311,50 @@ def _tracebacks(text):
 
 
 def probe_reach(res):
-    """Requests without credentials that are answered with success."""
-    with Array() as arr:
-        tries = [('GET', '/system/state'), ('GET', '/volumes'),
-                 ('GET', '/hosts'), ('POST', '/volume_groups')]
-        hits = []
-        for method, path in tries:
-            status, _ = arr.k2(method, path,
-                               {} if method == 'POST' else None, auth=False)
+    """Requests without credentials that are answered with success: on an
+    array with default flags, and on one started with fault injection and
+    LINSTOR authentication (basic) on.
+    """
+    for flags in ([], ['--fault-injection', '--linstor-auth', 'basic']):
+        with Array(args=flags) as arr:
+            _reach(res, arr, ' '.join(flags) or 'default flags', bool(flags))
+
+
+def _reach(res, arr, label, linstor_auth):
+    tries = [('GET', '/system/state'), ('GET', '/volumes'),
+             ('GET', '/hosts'), ('POST', '/volume_groups')]
+    hits = []
+    for method, path in tries:
+        status, _ = arr.k2(method, path,
+                           {} if method == 'POST' else None, auth=False)
+        if 200 <= status < 300:
+            hits.append('K2 %s %s' % (method, path))
+    k2 = urllib.parse.urlsplit(arr.info['k2'])
+    lin = urllib.parse.urlsplit(arr.info['linstor'])
+    lin_tls = lin.scheme == 'https'
+    rule = json.dumps([{'path': '.*', 'kind': 'status', 'status': 503,
+                        'fraction': 1.0}]).encode()
+    for name, url, tls in (('K2', k2, True), ('LINSTOR', lin, lin_tls)):
+        for method, data in (('GET', None), ('POST', rule)):
+            status, _ = http_request(
+                url.hostname, url.port, method, '/_admin/faults',
+                {'Content-Type': 'application/json'}, data, tls=tls)
             if 200 <= status < 300:
-                hits.append('K2 %s %s' % (method, path))
-        k2 = urllib.parse.urlsplit(arr.info['k2'])
-        lin = urllib.parse.urlsplit(arr.info['linstor'])
-        rule = json.dumps([{'path': '.*', 'kind': 'status', 'status': 503,
-                            'fraction': 1.0}]).encode()
-        for name, url, tls in (('K2', k2, True),
-                               ('LINSTOR', lin, lin.scheme == 'https')):
-            for method, data in (('GET', None), ('POST', rule)):
-                status, _ = http_request(
-                    url.hostname, url.port, method, '/_admin/faults',
-                    {'Content-Type': 'application/json'}, data, tls=tls)
-                if 200 <= status < 300:
-                    hits.append('%s %s /_admin/faults' % (name, method))
-        # After a possible injection, does an authenticated call still work?
-        status, _ = arr.k2('GET', '/system/state')
-        res.add('reach', 'unauthenticated successes', len(hits), 0,
-                not hits, '; '.join(hits))
-        res.add('reach', 'authenticated K2 call after the probes', status,
-                200, status == 200)
+                hits.append('%s %s /_admin/faults' % (name, method))
+    if linstor_auth:
+        for method, path, body in (
+                ('GET', '/v1/nodes', None),
+                ('POST', '/v1/resource-definitions',
+                 {'resource_definition': {'name': 'probe'}})):
+            status, _ = arr.linstor(method, path, body)
+            if 200 <= status < 300:
+                hits.append('LINSTOR %s %s' % (method, path))
+    # After a possible injection, does an authenticated call still work?
+    status, _ = arr.k2('GET', '/system/state')
+    res.add('reach', 'unauthenticated successes (%s)' % label, len(hits), 0,
+            not hits, '; '.join(hits))
+    res.add('reach', 'authenticated K2 call after the probes (%s)' % label,
+            status, 200, status == 200)
 
 
 def _login_unmapped(arr, name):
@@ -598,9 +614,13 @@ def probe_rest_edge(res):
             {'size_kib': 1 << 70})))
         for name, call in cases:
             log0 = arr.log()
-            status, _ = call()
+            status, reply = call()
             new = arr.log()[len(log0):]
             ok = 400 <= status < 500 and not _tracebacks(new)
+            if name.startswith('LINSTOR resize'):
+                # LINSTOR's own refusal: an ApiCallRc error entry
+                # (FAIL_INVLD_VLM_SIZE), HTTP 500 as its controller does.
+                ok = not _tracebacks(new) and _rc_error(reply)
             res.add('rest-edge', name, status, '4xx, no traceback', ok,
                     '%d tracebacks' % _tracebacks(new))
         # A failed TLS handshake: one log line, no traceback.
@@ -618,6 +638,16 @@ def probe_rest_edge(res):
         status, _ = arr.k2('GET', '/system/state')
         res.add('rest-edge', 'array serves afterwards', status, 200,
                 status == 200 and arr.alive())
+
+
+def _rc_error(reply):
+    """Whether a LINSTOR reply is a list of ApiCallRc entries, the first
+    an error (the top bits of ret_code).
+    """
+    return (isinstance(reply, list) and reply and
+            isinstance(reply[0], dict) and
+            isinstance(reply[0].get('ret_code'), int) and
+            reply[0]['ret_code'] < 0)
 
 
 def _auth_headers(arr):

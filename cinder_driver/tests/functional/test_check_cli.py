@@ -8,16 +8,13 @@ import fixtures
 import testtools
 
 from reference_array.tests import array_fixture
+from reference_array.tests import test_rest_hostile
 
 ISCSI = 'cinder_driver.k2.driver.K2ISCSIDriver'
 
 
-class CheckCommandTestCase(testtools.TestCase):
-
-    def setUp(self):
-        super().setUp()
-        self.array = self.useFixture(array_fixture.ReferenceArray())
-        self.tmp = self.useFixture(fixtures.TempDir()).path
+class CheckBase(testtools.TestCase):
+    """Runs ``cinder-flash check`` over a cinder.conf it writes."""
 
     def _section(self, name, **options):
         values = {'volume_driver': ISCSI,
@@ -48,6 +45,23 @@ class CheckCommandTestCase(testtools.TestCase):
             verdict, name = line.split()[:2]
             verdicts[name] = verdict
         return proc.returncode, verdicts, proc.stdout
+
+    def _linstor(self, name, **options):
+        values = {'volume_driver':
+                  'cinder_driver.linstor.driver.LinstorDrbdDriver',
+                  'linstor_uris': self.array.linstor_url}
+        values.update(options)
+        return self._section(name, san_ip=None, san_api_port=None,
+                             san_login=None, san_password=None,
+                             driver_ssl_cert_path=None, **values)
+
+
+class CheckCommandTestCase(CheckBase):
+
+    def setUp(self):
+        super().setUp()
+        self.array = self.useFixture(array_fixture.ReferenceArray())
+        self.tmp = self.useFixture(fixtures.TempDir()).path
 
     def test_ready_backend(self):
         code, verdicts, out = self._check('k2', self._section('k2'))
@@ -113,15 +127,6 @@ class CheckCommandTestCase(testtools.TestCase):
         self.assertEqual(1, code)
         self.assertIn('san_password', out)
 
-    def _linstor(self, name, **options):
-        values = {'volume_driver':
-                  'cinder_driver.linstor.driver.LinstorDrbdDriver',
-                  'linstor_uris': self.array.linstor_url}
-        values.update(options)
-        return self._section(name, san_ip=None, san_api_port=None,
-                             san_login=None, san_password=None,
-                             driver_ssl_cert_path=None, **values)
-
     def test_linstor_backend(self):
         code, verdicts, out = self._check('ls', self._linstor('ls'))
         self.assertEqual(0, code, out)
@@ -156,3 +161,44 @@ class CheckCommandTestCase(testtools.TestCase):
         self.assertEqual(1, code)
         self.assertEqual({'config': 'FAIL'}, verdicts)
         self.assertIn('linstor_client_cert', out)
+
+
+class LinstorAuthenticationTestCase(CheckBase):
+    """The LINSTOR options of the driver against a LINSTOR port that asks
+    for credentials (HTTP Basic) or client certificates.
+    """
+
+    def setUp(self):
+        super().setUp()
+        self.tmp = self.useFixture(fixtures.TempDir()).path
+        self.ca, self.cert, self.key = test_rest_hostile._client_certificate(
+            self.tmp)
+        self.array = self.useFixture(array_fixture.ReferenceArray(args=[
+            '--linstor-auth', 'basic', '--linstor-client-ca', self.ca]))
+
+    def _authenticated(self, **options):
+        uri = self.array.linstor_url.replace('https://', 'linstor+ssl://')
+        values = {'linstor_uris': uri,
+                  'linstor_trusted_ca': self.array.info['ca_cert'],
+                  'linstor_client_cert': self.cert,
+                  'linstor_client_key': self.key,
+                  'linstor_username': self.array.info['user'],
+                  'linstor_password': self.array.info['password']}
+        values.update(options)
+        return self._linstor('ls', **values)
+
+    def test_credentials_and_certificate(self):
+        code, verdicts, out = self._check('ls', self._authenticated())
+        self.assertEqual(0, code, out)
+        self.assertEqual('PASS', verdicts['credentials'])
+        self.assertEqual('PASS', verdicts['tls'])
+
+    def test_wrong_password_or_no_certificate(self):
+        code, verdicts, out = self._check('ls', self._authenticated(
+            linstor_password='wrong'))
+        self.assertEqual(1, code, out)
+        self.assertEqual('FAIL', verdicts['credentials'], out)
+        code, verdicts, out = self._check('ls', self._authenticated(
+            linstor_client_cert=None, linstor_client_key=None))
+        self.assertEqual(1, code, out)
+        self.assertIn('NOT ready', out.splitlines()[-1])
