@@ -20,14 +20,19 @@ from reference_array.core import store as metadata
 CHUNK = engine.DEFAULT_CHUNK
 
 
+def _open_engine(test):
+    """An engine over a new store in a temporary directory of ``test``."""
+    test.dir = test.useFixture(fixtures.TempDir()).path
+    test.store = metadata.Store(os.path.join(test.dir, 'a.db'))
+    test.addCleanup(test.store.close)
+    test.engine = engine.Engine(test.store)
+
+
 class EngineTestCase(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
-        self.dir = self.useFixture(fixtures.TempDir()).path
-        self.store = metadata.Store(os.path.join(self.dir, 'a.db'))
-        self.addCleanup(self.store.close)
-        self.engine = engine.Engine(self.store)
+        _open_engine(self)
 
     def test_thin_and_unaligned(self):
         vol = self.engine.new_layer()
@@ -284,10 +289,7 @@ class SpaceTestCase(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
-        self.dir = self.useFixture(fixtures.TempDir()).path
-        self.store = metadata.Store(os.path.join(self.dir, 'a.db'))
-        self.addCleanup(self.store.close)
-        self.engine = engine.Engine(self.store)
+        _open_engine(self)
         self.free = 64 * 1024 * 1024
         real = os.statvfs
 
