@@ -746,63 +746,69 @@ class K2(object):
 
 
 def probe_isolation(res):
-    """A view's writes stay in the view."""
-    with Array() as arr:
-        k2 = K2(arr)
-        ini = INITIATOR % 'isolation'
-        host = k2.host('isolation', ini)
-        group, vol = k2.volume('iso-src', 1)
-        lun = k2.map(host, '/volumes/%d' % vol['id'])
-        with tempfile.TemporaryDirectory() as tmp:
-            a = os.path.join(tmp, 'a')
-            with open(a, 'wb') as f:
-                f.write(os.urandom(4 * MiB))
-            _write_file(_iscsi_url(arr, lun, ini), a)
-        src = _iscsi_url(arr, lun, ini)
-        before = _read_digest(src, 0, 4 * MiB)
-        snap = k2.create('snapshots', {
-            'short_name': 'iso-snap', 'source': {
-                'ref': '/volume_groups/%d' % group['id']},
-            'retention_policy': {'ref': '/retention_policies/1'},
-            'is_exposable': True})
-        # The in-tree driver's way: a view's volume is the snapshot ref.
-        views = k2.search('volsnaps', **{
-            'snapshot.ref': '/snapshots/%d' % snap['id']})
-        view_lun = k2.map(host, '/volsnaps/%d' % views[0]['id'])
-        view = _iscsi_url(arr, view_lun, ini)
-        w = _qemu_io(view, 'write -P 0xa5 0 1M')
-        after = _read_digest(src, 0, 4 * MiB)
-        clone_group, clone = None, None
-        try:
-            clone = k2.create('volumes', {
-                'name': 'iso-clone', 'size': 1024 * 1024,
-                'volume_group': {'ref': '/volume_groups/%d' % k2.create(
-                    'volume_groups', {'name': 'iso-clone-vg',
-                                      'is_dedup': True, 'quota': 0})['id']},
-                'source': {'ref': '/volsnaps/%d' % views[0]['id']}})
-        except RuntimeError as e:
-            clone_group = str(e)
-        res.add('isolation', 'write to an exposable snapshot accepted',
-                w.returncode == 0, True, w.returncode == 0,
-                w.stderr.strip()[-200:])
-        res.add('isolation', 'source checksum unchanged by view writes',
-                after == before, True, after == before,
-                'before %s after %s' % (before, after))
-        if clone:
-            clun = k2.map(host, '/volumes/%d' % clone['id'])
-            res.add('isolation', 'clone of the view holds the view',
-                    _read_digest(_iscsi_url(arr, clun, ini), 0, MiB) !=
-                    before, True, True)
-        elif clone_group:
-            res.add('isolation', 'clone from the view', clone_group,
-                    'created', False)
-        # The snapshot itself (not a view ref) mapped, as Cinder's in-tree
-        # driver maps it.
-        status, reply = arr.k2('POST', '/mappings', {
-            'host': {'ref': '/hosts/%d' % host['id']},
-            'volume': {'ref': '/snapshots/%d' % snap['id']}})
-        res.add('isolation', 'mapping a view by its snapshot ref', status,
-                '2xx', 200 <= status < 300, str(reply)[:200])
+    """A view's writes stay in the view: for a snapshot created exposable
+    and for one patched to it after a clone was made from it.
+    """
+    for patched in (False, True):
+        with Array() as arr:
+            _isolation(res, arr, patched)
+
+
+def _isolation(res, arr, patched):
+    label = 'patched exposable' if patched else 'exposable at creation'
+    k2 = K2(arr)
+    ini = INITIATOR % 'isolation'
+    host = k2.host('isolation', ini)
+    group, vol = k2.volume('iso-src', 1)
+    lun = k2.map(host, '/volumes/%d' % vol['id'])
+    src = _iscsi_url(arr, lun, ini)
+    with tempfile.TemporaryDirectory() as tmp:
+        a = os.path.join(tmp, 'a')
+        with open(a, 'wb') as f:
+            f.write(os.urandom(4 * MiB))
+        _write_file(src, a)
+    before = _read_digest(src, 0, 4 * MiB)
+    snap = k2.create('snapshots', {
+        'short_name': 'iso-snap', 'source': {
+            'ref': '/volume_groups/%d' % group['id']},
+        'retention_policy': {'ref': '/retention_policies/1'},
+        'is_exposable': not patched})
+    volsnap = k2.search('volsnaps', **{
+        'snapshot.ref': '/snapshots/%d' % snap['id']})[0]
+    # A clone made from the snapshot before anything is written to it.
+    clone = k2.create('volumes', {
+        'name': 'iso-clone', 'size': 1024 * 1024,
+        'volume_group': {'ref': '/volume_groups/%d' % k2.create(
+            'volume_groups', {'name': 'iso-clone-vg', 'is_dedup': True,
+                              'quota': 0})['id']},
+        'source': {'ref': '/volsnaps/%d' % volsnap['id']}})
+    if patched:
+        status, reply = arr.k2('PATCH', '/snapshots/%d' % snap['id'],
+                               {'is_exposable': True})
+        k2._ok(status, reply, 'PATCH is_exposable')
+    # Mapped as Cinder's in-tree driver maps a view: by the snapshot ref.
+    status, reply = arr.k2('POST', '/mappings', {
+        'host': {'ref': '/hosts/%d' % host['id']},
+        'volume': {'ref': '/snapshots/%d' % snap['id']}})
+    res.add('isolation', 'mapping a view by its snapshot ref (%s)' % label,
+            status, '2xx', 200 <= status < 300, str(reply)[:200])
+    if not 200 <= status < 300:
+        return
+    view = _iscsi_url(arr, reply['lun'], ini)
+    w = _qemu_io(view, 'write -P 0xa5 0 1M')
+    res.add('isolation', 'write to the view accepted (%s)' % label,
+            w.returncode == 0, True, w.returncode == 0,
+            w.stderr.strip()[-200:])
+    written = _read_digest(view, 0, 4 * MiB)
+    clun = k2.map(host, '/volumes/%d' % clone['id'])
+    for name, url in (('source', src),
+                      ('clone', _iscsi_url(arr, clun, ini))):
+        digest = _read_digest(url, 0, 4 * MiB)
+        res.add('isolation', '%s checksum unchanged by view writes (%s)' % (
+            name, label), digest == before, True, digest == before,
+            'before %s after %s' % (before, digest))
+    res.add('isolation', 'the view reads its own writes (%s)' % label,
+            written != before, True, written != before)
 
 
 def probe_disk_full(res):
