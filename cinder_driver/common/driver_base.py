@@ -128,14 +128,20 @@ class HostLockedAttach(object):
 
     A LUN or device is never handed out again while the host may still
     be cleaning up the one it had before; the export calls are no-ops,
-    the adapter does everything at attach time.
+    the adapter does everything at attach time. The lock is the
+    cluster's (``cluster_name``, the same on every member) when the
+    service is clustered: the members share the backend's hosts.
     """
 
-    @coordination.synchronized('cinder-flash-attach-{self.host}-{key}')
+    @property
+    def lock_scope(self):
+        return self.cluster_name or self.host
+
+    @coordination.synchronized('cinder-flash-attach-{self.lock_scope}-{key}')
     def _attach(self, volume, connector, key):
         return self.adapter.initialize_connection(volume, connector)
 
-    @coordination.synchronized('cinder-flash-attach-{self.host}-{key}')
+    @coordination.synchronized('cinder-flash-attach-{self.lock_scope}-{key}')
     def _detach(self, volume, connector, key):
         return self.adapter.terminate_connection(volume, connector)
 
