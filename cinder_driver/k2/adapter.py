@@ -228,7 +228,12 @@ class K2Adapter(flash_stats.CachedStats):
         try:
             self.client.delete_volume(volume_id)
         except flash_exception.ObjectBusy:
-            raise exception.VolumeIsBusy(volume_name=volume.name)
+            # Cinder deletes only volumes without attachments, so a mapping
+            # is stale: one made for an attach whose service died before
+            # Cinder recorded it (its rollback never reaches the array).
+            if not self._unmap_stale(volume, volume_id):
+                raise exception.VolumeIsBusy(volume_name=volume.name)
+            self.client.delete_volume(volume_id)
         if provider_id.is_shared(volume.provider_id):
             return
         try:
@@ -241,6 +246,18 @@ class K2Adapter(flash_stats.CachedStats):
                         '%(err)s', {'vol': volume.id,
                                     'vg': naming.group_name(volume),
                                     'err': e.msg})
+
+    def _unmap_stale(self, volume, volume_id):
+        """Remove every mapping of the volume; False if it had none."""
+        mappings = self.client.mappings_of(volume_id=volume_id)
+        for mapping in mappings:
+            LOG.warning('Removing mapping %(map)s of volume %(vol)s to '
+                        'host %(host)s before deleting it: Cinder has no '
+                        'attachment for it.', {
+                            'map': mapping.id, 'vol': volume.id,
+                            'host': mapping.host_id})
+        self.client.unmap(mappings)
+        return bool(mappings)
 
     def _remove_leftover_group(self, volume):
         """A create that failed half-way may have left its empty group."""

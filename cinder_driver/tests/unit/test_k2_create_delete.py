@@ -1,3 +1,5 @@
+from unittest import mock
+
 from cinder import exception
 
 from cinder_driver.common import exception as flash_exception
@@ -77,10 +79,27 @@ class CreateDeleteTestCase(k2_fakes.AdapterTestCase):
         self.adapter.delete_volume(self.volume(provider_id=None))
         self.client.delete_volume_group.assert_called_once_with(5)
 
-    def test_delete_of_mapped_volume_is_busy(self):
-        self.client.delete_volume.side_effect = k2_fakes.busy('mapped')
+    def test_delete_refused_for_another_reason_is_busy(self):
+        self.client.delete_volume.side_effect = k2_fakes.busy('snapshots')
+        self.client.mappings_of.return_value = []
         self.assertRaises(exception.VolumeIsBusy,
                           self.adapter.delete_volume, self.volume())
+        self.client.mappings_of.assert_called_once_with(volume_id=9)
+        self.client.unmap.assert_called_once_with([])
+        self.assertEqual(1, self.client.delete_volume.call_count)
+
+    def test_delete_removes_mappings_cinder_no_longer_has(self):
+        # Cinder deletes only volumes without attachments: a mapping left
+        # by a service that died while attaching is stale.
+        stale = [k2_fakes.mapping_record(33)]
+        self.client.delete_volume.side_effect = [k2_fakes.busy('mapped'),
+                                                 None]
+        self.client.mappings_of.return_value = stale
+        self.adapter.delete_volume(self.volume(provider_id='7/9'))
+        self.client.unmap.assert_called_once_with(stale)
+        self.assertEqual([mock.call(9), mock.call(9)],
+                         self.client.delete_volume.call_args_list)
+        self.client.delete_volume_group.assert_called_once_with(7)
 
     def test_group_refused_after_volume_delete_is_kept(self):
         self.client.delete_volume_group.side_effect = k2_fakes.busy('snaps')
