@@ -64,8 +64,11 @@ def tail(path, lines=30):
 
 
 class Bed(object):
+    """``cluster``: None for one cinder-volume, or the coordinator kind
+    (``redis``, ``etcd``) for two in one cluster (tools.gate.cluster).
+    """
 
-    def __init__(self, state_dir):
+    def __init__(self, state_dir, cluster=None):
         self.dir = os.path.abspath(state_dir)
         self.logs = os.path.join(self.dir, 'logs')
         self.state_file = os.path.join(self.dir, 'pids.json')
@@ -74,6 +77,10 @@ class Bed(object):
         self.env.pop('OS_CLOUD', None)
         self.secrets_file = os.path.join(self.dir, 'secrets.json')
         self.passwords = self._load_secrets()
+        self.cluster = None
+        if cluster:
+            from tools.gate import cluster as cluster_mod
+            self.cluster = cluster_mod.Cluster(self, cluster)
 
     def _load_secrets(self):
         """This bed's passwords: made anew by up(), read back later."""
@@ -131,7 +138,7 @@ class Bed(object):
         if os.path.exists(self.state_file) and self._pids():
             raise BedError('a bed is already running from %s; run down '
                            'first' % self.dir)
-        for name, port in PORTS.items():
+        for name, port in self.ports().items():
             if port_open(port):
                 raise BedError('port %d (%s) is already in use on '
                                '127.0.0.1' % (port, name))
@@ -145,6 +152,8 @@ class Bed(object):
             self._array()
             self._mariadb()
             self._rabbit()
+            if self.cluster:
+                self.cluster.start_coordinator()
             self._keystone()
             self._register()
             self._cinder()
@@ -155,6 +164,12 @@ class Bed(object):
             raise
         log('up in %.0f s; credentials in %s' % (
             time.monotonic() - started, os.path.join(self.dir, 'openrc')))
+
+    def ports(self):
+        ports = dict(PORTS)
+        if self.cluster:
+            ports.update(self.cluster.ports)
+        return ports
 
     def _keystone_venv(self):
         """Keystone lives in a venv of its own, kept between runs."""
@@ -413,6 +428,8 @@ class Bed(object):
                         'ca': self.array['ca_cert'],
                         'replica': self._replication_device()})
         conf = self.cinder_conf_path()
+        if self.cluster:
+            self.cluster.write_conf()
         result = subprocess.run([os.path.join(BIN, 'cinder-manage'),
                                  '--config-file', conf, 'db', 'sync'],
                                 capture_output=True, text=True)
@@ -420,15 +437,33 @@ class Bed(object):
             raise BedError('cinder-manage db sync failed:\n%s' %
                            result.stderr[-3000:])
         # Volume first: the scheduler waits for its capabilities.
-        for service in ('volume', 'scheduler', 'api'):
+        volumes = (self.cluster.volume_services() if self.cluster else
+                   [('cinder-volume', [])])
+        for name, extra in volumes:
+            self.start_volume_service(name, extra)
+        shared = self.cluster.conf_args() if self.cluster else []
+        for service in ('scheduler', 'api'):
             self._spawn('cinder-' + service, [
                 os.path.join(BIN, 'cinder-' + service), '--config-file',
-                conf])
+                conf] + shared)
         self._wait('cinder-api', lambda: _http_ok('http://127.0.0.1:8776/'),
                    90, 'cinder-api')
         self._wait('cinder-volume (%s) reporting up' % ', '.join(BACKENDS),
-                   self._backends_up, 120, 'cinder-volume')
-        log('Cinder up with backends %s' % ', '.join(BACKENDS))
+                   self._backends_up, 120, volumes[0][0])
+        log('Cinder up with backends %s%s' % (', '.join(BACKENDS), (
+            ' on %s' % ', '.join(self.volume_hosts())) if self.cluster
+            else ''))
+
+    def start_volume_service(self, name, extra_args):
+        self._spawn(name, [os.path.join(BIN, 'cinder-volume'),
+                           '--config-file', self.cinder_conf_path()] +
+                    list(extra_args))
+
+    def volume_hosts(self):
+        if self.cluster:
+            from tools.gate import cluster as cluster_mod
+            return list(cluster_mod.MEMBERS)
+        return ['gate']
 
     def _replication_device(self):
         host, port = self.replica['k2'][len('https://'):].rsplit(':', 1)
@@ -444,8 +479,8 @@ class Bed(object):
              'cinder-volume'], env=self.admin_env(), capture_output=True,
             text=True)
         up = [line for line in result.stdout.splitlines() if ' up ' in line]
-        return all(any('gate@%s' % b in line for line in up)
-                   for b in BACKENDS)
+        return all(any('%s@%s' % (h, b) in line for line in up)
+                   for b in BACKENDS for h in self.volume_hosts())
 
     def cinder(self, *args):
         result = subprocess.run([os.path.join(BIN, 'cinder')] + list(args),
@@ -492,7 +527,8 @@ class Bed(object):
         _stop_epmd()
         if os.path.exists(self.state_file):
             os.unlink(self.state_file)
-        left = [name for name, port in PORTS.items() if port_open(port)]
+        left = [name for name, port in self.ports().items()
+                if port_open(port)]
         if left:
             raise BedError('still listening after down: %s' %
                            ', '.join(left))

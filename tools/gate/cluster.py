@@ -1,0 +1,190 @@
+"""Cluster mode of the gate bed: two cinder-volume services in one
+Cinder cluster, locking through a coordinator the bed starts.
+
+Every backend of the bed is clustered: both services run the same
+backend sections with their own ``host`` and one ``cluster`` name, as an
+operator would run them on two machines. The API, the scheduler and
+both volume services share the coordinator (cinder-api takes locks as
+well, for attachment updates).
+
+Cinder notices a dead service by its missing heartbeat, so the services
+report every 2 s and count as down after 6 s; the cleanup of what a dead
+service left in flight is the operator's call (see
+:class:`CleanupWatcher`).
+"""
+
+import contextlib
+import os
+import signal
+import textwrap
+import threading
+import time
+
+from tools.gate import coordinator as coordinator_mod
+
+CLUSTER = 'flash'
+MEMBERS = ('gate-a', 'gate-b')
+REPORT_INTERVAL = 2
+SERVICE_DOWN_TIME = 6
+
+
+def service_name(member):
+    return 'cinder-volume-' + member
+
+
+class Cluster(object):
+
+    members = MEMBERS
+
+    def __init__(self, bed, coordinator='redis'):
+        self.bed = bed
+        self.coordinator = coordinator_mod.KINDS[coordinator](bed)
+
+    @property
+    def ports(self):
+        return {'%s-%d' % (self.coordinator.name, port): port
+                for port in self.coordinator.ports}
+
+    def _conf_dir(self):
+        return os.path.join(self.bed.dir, 'cinder')
+
+    def conf_path(self):
+        return os.path.join(self._conf_dir(), 'cluster.conf')
+
+    def member_conf_path(self, member):
+        return os.path.join(self._conf_dir(), member + '.conf')
+
+    def start_coordinator(self):
+        from tools.gate import bed as bed_mod
+        if 'coordinator' not in self.bed.passwords:
+            self.bed.passwords['coordinator'] = bed_mod._password()
+            self.bed._save_secrets()
+        self.coordinator.start()
+        bed_mod.log('%s up for the cluster' % self.coordinator.name)
+
+    def write_conf(self):
+        """The shared part (every service) and one file per member."""
+        fd = os.open(self.conf_path(), os.O_WRONLY | os.O_CREAT |
+                     os.O_TRUNC, 0o600)
+        with os.fdopen(fd, 'w') as f:
+            f.write(textwrap.dedent('''\
+                [DEFAULT]
+                report_interval = %d
+                service_down_time = %d
+                [coordination]
+                backend_url = %s
+                ''') % (REPORT_INTERVAL, SERVICE_DOWN_TIME,
+                        self.coordinator.backend_url()))
+        for member in MEMBERS:
+            with open(self.member_conf_path(member), 'w') as f:
+                f.write('[DEFAULT]\nhost = %s\ncluster = %s\n' % (
+                    member, CLUSTER))
+
+    def conf_args(self):
+        return ['--config-file', self.conf_path()]
+
+    def volume_services(self):
+        """(process name, extra arguments) of each cinder-volume."""
+        return [(service_name(m), self.conf_args() + [
+            '--config-file', self.member_conf_path(m)]) for m in MEMBERS]
+
+    # -- members -------------------------------------------------------------
+    def member_pid(self, member):
+        return self.bed._pids().get(service_name(member))
+
+    def kill(self, member):
+        """kill -9 of the member's whole process group (parent, workers)."""
+        pid = self.member_pid(member)
+        os.killpg(pid, signal.SIGKILL)
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
+
+    def stop(self, member):
+        from tools.gate import bed as bed_mod
+        bed_mod._stop_group(self.member_pid(member))
+
+    def start(self, member):
+        name = service_name(member)
+        self.bed.start_volume_service(name, dict(self.volume_services())[
+            name])
+
+    @contextlib.contextmanager
+    def one_member_stopped(self):
+        """The cluster with its last member stopped, then started again."""
+        member = MEMBERS[-1]
+        self.stop(member)
+        try:
+            yield member
+        finally:
+            self.start(member)
+            self.bed._wait('%s back' % member, self.bed._backends_up, 120,
+                           service_name(member))
+
+
+class CleanupWatcher(object):
+    """What an operator runs beside a cluster: when Cinder reports a
+    cinder-volume service down, ask for the cleanup of its work.
+
+    Cinder's cleanup (``POST /v3/workers/cleanup``, microversion 3.24,
+    ``cinder work-cleanup``) only acts on services Cinder already sees
+    down; the scheduler hands each one to its cluster, where a live
+    member claims the dead one's rows of the ``workers`` table and
+    finishes or rolls back each: a volume left ``deleting`` is deleted
+    again, one left ``creating`` and a snapshot left ``creating`` go to
+    ``error``. Nothing else is cleaned unless the dead service itself
+    starts again (its own ``init_host`` runs the same cleanup).
+
+    Calls ``on_cleanup(services, seconds)`` for each request it sends.
+    """
+
+    def __init__(self, api, interval=1.0, on_cleanup=None):
+        self.api = api
+        self.interval = interval
+        self.on_cleanup = on_cleanup
+        self._stop = threading.Event()
+        self._thread = None
+        self.requests = []
+
+    def _down(self):
+        return {s['host'] for s in self.api.services('cinder-volume')
+                if s.get('cluster') and s['state'] == 'down'}
+
+    def poll(self):
+        """One round: a cleanup request if a clustered service is down."""
+        down = self._down()
+        if not down:
+            return None
+        started = time.monotonic()
+        reply = self.api.workers_cleanup(binary='cinder-volume',
+                                         is_up=False)
+        cleaning = sorted(s['host'] for s in reply.get('cleaning', []))
+        self.requests.append((time.time(), cleaning))
+        if self.on_cleanup is not None:
+            self.on_cleanup(cleaning, time.monotonic() - started)
+        return cleaning
+
+    def _run(self):
+        # One request per service going down: a service that starts again
+        # cleans up after itself, and a second request could claim the
+        # work it has started since (its rows look like a dead one's
+        # until its first heartbeat).
+        handled = set()
+        while not self._stop.wait(self.interval):
+            try:
+                down = self._down()
+                if down - handled:
+                    self.poll()
+                handled = down
+            except Exception as e:  # keep watching through API hiccups
+                self.requests.append((time.time(), 'error: %s' % e))
+
+    def start(self):
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def stop(self):
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(30)

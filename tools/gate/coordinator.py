@@ -1,0 +1,167 @@
+"""The cluster's coordinator: Redis (the default) or etcd, as Debian
+packages them, for Cinder's tooz locks.
+
+Redis is the default because of how tooz 9.1 behaves when the
+coordinator goes away: its redis driver forgets a lock whose release
+failed and lets the lease run out, while its etcd3gw driver keeps such
+a lock in its heartbeat set and renews its lease for as long as the
+service lives, so one release during an outage blocks that volume or
+host for good. ``tools/cluster_soak.py --coordinator etcd`` shows it.
+
+Redis keeps its keys in an append-only file, so a restart keeps the
+locks held across it; it asks for a password.
+"""
+
+import os
+import signal
+import subprocess
+import textwrap
+import time
+
+REDIS_PORT = 6379
+ETCD_PORTS = (2379, 2380)
+# Seconds a lock of a dead service outlives it; the heartbeat renews a
+# live holder's lease every half of it.
+LEASE = 10
+
+
+class Coordinator(object):
+    """One coordinator process in the bed's state directory."""
+
+    name = None
+    ports = ()
+
+    def __init__(self, bed):
+        self.bed = bed
+        self.dir = os.path.join(bed.dir, self.name)
+
+    @property
+    def log_name(self):
+        return self.name
+
+    def command(self):
+        raise NotImplementedError
+
+    def prepare(self):
+        os.makedirs(self.dir, exist_ok=True)
+
+    def backend_url(self):
+        raise NotImplementedError
+
+    def start(self):
+        self.prepare()
+        self.bed._spawn(self.name, self.command())
+        self.bed._wait(self.name, self.ready, 60, self.log_name)
+
+    def ready(self):
+        from tools.gate import bed as bed_mod
+        return bed_mod.port_open(self.ports[0])
+
+    def pid(self):
+        return self.bed._pids().get(self.name)
+
+    def stop(self):
+        """Stop the coordinator (SIGTERM, as a service manager would)."""
+        from tools.gate import bed as bed_mod
+        pid = self.pid()
+        if pid is not None:
+            bed_mod._stop_group(pid)
+        deadline = time.monotonic() + 30
+        while any(bed_mod.port_open(p) for p in self.ports):
+            if time.monotonic() > deadline:
+                raise bed_mod.BedError('%s did not stop' % self.name)
+            time.sleep(0.2)
+
+    def kill(self):
+        pid = self.pid()
+        if pid is not None:
+            os.killpg(pid, signal.SIGKILL)
+
+
+class Redis(Coordinator):
+
+    name = 'redis'
+    ports = (REDIS_PORT,)
+
+    @property
+    def password(self):
+        return self.bed.passwords['coordinator']
+
+    def prepare(self):
+        super().prepare()
+        conf = os.path.join(self.dir, 'redis.conf')
+        fd = os.open(conf, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, 'w') as f:
+            f.write(textwrap.dedent('''\
+                bind 127.0.0.1
+                port %d
+                protected-mode yes
+                daemonize no
+                dir %s
+                appendonly yes
+                appendfsync everysec
+                save ""
+                requirepass %s
+                ''') % (REDIS_PORT, self.dir, self.password))
+
+    def command(self):
+        return ['redis-server', os.path.join(self.dir, 'redis.conf')]
+
+    def backend_url(self):
+        return 'redis://:%s@127.0.0.1:%d?timeout=5&lock_timeout=%d' % (
+            self.password, REDIS_PORT, LEASE)
+
+    def ready(self):
+        result = subprocess.run(
+            ['redis-cli', '-p', str(REDIS_PORT), 'ping'],
+            capture_output=True, text=True,
+            env=dict(self.bed.env, REDISCLI_AUTH=self.password))
+        return result.stdout.strip() == 'PONG'
+
+    def held_locks(self):
+        """Names of the tooz locks the coordinator holds right now."""
+        result = subprocess.run(
+            ['redis-cli', '-p', str(REDIS_PORT), '--scan', '--pattern',
+             '_tooz_cinder-*_lock'], capture_output=True, text=True,
+            env=dict(self.bed.env, REDISCLI_AUTH=self.password))
+        return sorted(line[len('_tooz_'):-len('_lock')]
+                      for line in result.stdout.splitlines() if line)
+
+
+class Etcd(Coordinator):
+
+    name = 'etcd'
+    ports = ETCD_PORTS
+
+    def command(self):
+        client, peer = ('http://127.0.0.1:%d' % p for p in ETCD_PORTS)
+        return ['etcd', '--name', 'gate', '--data-dir',
+                os.path.join(self.dir, 'data'),
+                '--listen-client-urls', client,
+                '--advertise-client-urls', client,
+                '--listen-peer-urls', peer,
+                '--initial-advertise-peer-urls', peer,
+                '--initial-cluster', 'gate=' + peer]
+
+    def backend_url(self):
+        return 'etcd3+http://127.0.0.1:%d?timeout=5&lock_timeout=%d' % (
+            ETCD_PORTS[0], LEASE)
+
+    def held_locks(self):
+        import base64
+        import json
+        import urllib.request
+        body = json.dumps({'key': base64.b64encode(b'/tooz/locks').decode(),
+                           'range_end': base64.b64encode(
+                               b'/tooz/locks\xff').decode(),
+                           'keys_only': True}).encode()
+        req = urllib.request.Request(
+            'http://127.0.0.1:%d/v3/kv/range' % ETCD_PORTS[0], data=body,
+            method='POST')
+        with urllib.request.urlopen(req, timeout=5) as reply:
+            kvs = json.load(reply).get('kvs', [])
+        return sorted(base64.b64decode(kv['key']).decode()[len(
+            '/tooz/locks'):] for kv in kvs)
+
+
+KINDS = {'redis': Redis, 'etcd': Etcd}
