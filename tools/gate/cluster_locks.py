@@ -1,0 +1,120 @@
+"""Lock waits, read from the services' logs.
+
+Cinder logs every coordination lock it takes (``cinder.coordination``,
+debug): 'Lock "NAME" acquired by "FUNC" :: waited 0.012s' and
+'Lock "NAME" released by ...'. From the dead service's log we learn
+which locks it held when it died; from the survivors' logs, when each
+of them got such a lock again. The gap after the death must not exceed
+the coordinator's lease.
+"""
+
+import collections
+import datetime
+import os
+import re
+
+LINE = re.compile(r'^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}) (\d+) \w+ '
+                  r'cinder\.coordination .*?Lock "([^"]+)" '
+                  r'(acquired|released) by "([^"]+)"(?: :: waited '
+                  r'([\d.]+)s)?')
+STAMP = re.compile(r'^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}) ')
+FAILED = re.compile(r'^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}) .*Failed to '
+                    r'release lock "([^"]+)"')
+
+
+def _when(stamp):
+    return datetime.datetime.strptime(
+        stamp, '%Y-%m-%d %H:%M:%S.%f').timestamp()
+
+
+def events(path, since=None, until=None):
+    """(time, lock, 'acquired'|'released', waited) from one log."""
+    found = []
+    if not os.path.exists(path):
+        return found
+    with open(path, errors='replace') as f:
+        for line in f:
+            if 'ock "' not in line:
+                continue
+            match = LINE.match(line)
+            if match:
+                stamp, _pid, name, what, _func, waited = match.groups()
+                when = _when(stamp)
+                if (since is None or when >= since) and (
+                        until is None or when <= until):
+                    found.append((when, name, what, float(waited or 0)))
+                continue
+            match = FAILED.match(line)
+            if match:
+                when = _when(match.group(1))
+                if (since is None or when >= since) and (
+                        until is None or when <= until):
+                    found.append((when, match.group(2), 'release-failed',
+                                  0.0))
+    return found
+
+
+def held_at(path, moment):
+    """Locks the service writing ``path`` held at ``moment``."""
+    held = collections.Counter()
+    for _when_, name, what, _w in events(path, until=moment):
+        if what == 'acquired':
+            held[name] += 1
+        elif held[name]:
+            held[name] -= 1
+    return sorted(name for name, n in held.items() if n > 0)
+
+
+def after_death(dead_log, survivor_logs, death, lease, until=None):
+    """How long each lock the dead service held kept a survivor waiting.
+
+    Returns (rows, problems): one row per lock the dead one held, with
+    the seconds a survivor waited for it after the death (from the death
+    or from its own request, whichever came later, to the moment it got
+    the lock; None if no survivor asked for it), and a problem for each
+    wait longer than the lease plus one second of polling.
+    """
+    held = held_at(dead_log, death)
+    rows, problems = [], []
+    blocked = {}
+    for path in survivor_logs:
+        for when, name, what, waited in events(path, since=death,
+                                               until=until):
+            if what == 'acquired' and name in held and name not in blocked:
+                blocked[name] = when - max(death, when - waited)
+    for name in held:
+        rows.append((name, blocked.get(name)))
+        if blocked.get(name, 0) > lease + 1.0:
+            problems.append('lock %s of the dead service kept a survivor '
+                            'waiting %.1f s (lease %d s)' % (
+                                name, blocked[name], lease))
+    return rows, problems
+
+
+def waits(paths, since=None, until=None):
+    """Every lock wait of the given logs: (waited, lock)."""
+    found = []
+    for path in paths:
+        for _when_, name, what, waited in events(path, since, until):
+            if what == 'acquired':
+                found.append((waited, name))
+    return sorted(found, reverse=True)
+
+
+def lines_since(path, since):
+    """(time, line) of a log's lines from ``since`` on."""
+    found = []
+    with open(path, errors='replace') as f:
+        for line in f:
+            match = STAMP.match(line)
+            if match:
+                when = _when(match.group(1))
+                if when >= since:
+                    found.append((when, line))
+    return found
+
+
+def release_failures(paths, since=None, until=None):
+    return [(when, name) for path in paths
+            for when, name, what, _w in events(path, since, until)
+            if what == 'release-failed']
