@@ -430,6 +430,11 @@ def _start_array(tmp, name, seed):
 
 
 def main():
+    if '--cluster' in sys.argv[1:]:
+        # Two cinder-volume services on the gate bed: tools/cluster_soak.
+        from tools import cluster_soak
+        sys.argv.remove('--cluster')
+        return cluster_soak.main()
     parser = argparse.ArgumentParser()
     parser.add_argument('--operations', type=int, default=1000)
     parser.add_argument('--seed', type=int, default=1)
