@@ -1,7 +1,10 @@
 """Failover and failback of a replicating cinder-flash backend.
 
 A failover changes the whole backend, so these tests must run alone
-(the gate runs them in its serial pass).
+(the gate runs them in its serial pass). A clustered backend (its pools
+carry the cluster's name) is failed over by cluster: one member moves
+the volumes (the driver's ``failover``), then every member switches
+array (``failover_completed``), and every member must report it.
 """
 
 import time
@@ -43,31 +46,44 @@ class ReplicationFailoverTest(base.BaseVolumeAdminTest):
             raise cls.skipException('no pool replicates to a target')
         pool = replicating[0]
         cls.host = pool['name'].split('#', 1)[0]
+        services = cls.services.list_services(
+            binary='cinder-volume')['services']
+        cls.by = 'cluster' if any(s.get('cluster') == cls.host
+                                  for s in services) else 'host'
         cls.backend = pool['capabilities']['volume_backend_name']
         cls.target = pool['capabilities']['replication_targets'][0]
 
+    def _members(self):
+        """The backend's service, or every member of its cluster."""
+        found = [s for s in self.services.list_services(
+            binary='cinder-volume')['services'] if s.get(self.by) == self.host]
+        self.assertTrue(found, 'no cinder-volume service for %s' % self.host)
+        return found
+
     def _service(self):
-        found = self.services.list_services(binary='cinder-volume',
-                                            host=self.host)['services']
-        self.assertEqual(1, len(found))
-        return found[0]
+        return self._members()[0]
 
     def _wait_service(self, status):
         deadline = time.time() + CONF.volume.build_timeout
         while True:
-            service = self._service()
-            if service['replication_status'] == status:
-                return service
-            if service['replication_status'] == 'error':
+            members = self._members()
+            states = {s['replication_status'] for s in members}
+            if states == {status}:
+                # Every member took the same array and the same state.
+                self.assertEqual(1, len({(s['active_backend_id'] or None,
+                                          s['status']) for s in members}))
+                return members[0]
+            if 'error' in states:
                 self.fail('failover of %s ended in error' % self.host)
             if time.time() > deadline:
                 raise lib_exc.TimeoutException(
                     '%s stayed %s, not %s' % (
-                        self.host, service['replication_status'], status))
+                        self.host, ', '.join(sorted(states)), status))
             time.sleep(CONF.volume.build_interval)
 
     def _failover(self, backend_id, status):
-        self.services.failover_host(host=self.host, backend_id=backend_id)
+        self.services.failover_host(backend_id=backend_id,
+                                    **{self.by: self.host})
         return self._wait_service(status)
 
     @decorators.idempotent_id('2f0b1a36-3f55-4c1e-9a2a-8f1f6b7f2e01')
@@ -110,7 +126,8 @@ class ReplicationFailoverTest(base.BaseVolumeAdminTest):
     @decorators.attr(type='negative')
     @decorators.idempotent_id('7d3c5e92-0a64-4f0e-b0f4-5b8e9c1d2a02')
     def test_failover_to_unknown_target_is_refused(self):
-        self.services.failover_host(host=self.host, backend_id='nowhere')
+        self.services.failover_host(backend_id='nowhere',
+                                    **{self.by: self.host})
         # The volume service refuses the target; the backend stays as
         # it was, replicating to its configured target.
         service = self._wait_service('enabled')
