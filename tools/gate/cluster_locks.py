@@ -72,22 +72,26 @@ def after_death(dead_log, survivor_logs, death, lease, until=None):
     the seconds a survivor waited for it after the death (from the death
     or from its own request, whichever came later, to the moment it got
     the lock; None if no survivor asked for it), and a problem for each
-    wait longer than the lease plus one second of polling.
+    survivor still kept waiting longer than the lease after the death
+    (plus one second of polling): the lease should have freed the lock
+    by then, however late the survivor asked.
     """
     held = held_at(dead_log, death)
     rows, problems = [], []
-    blocked = {}
+    blocked, freed = {}, {}
     for path in survivor_logs:
         for when, name, what, waited in events(path, since=death,
                                                until=until):
             if what == 'acquired' and name in held and name not in blocked:
                 blocked[name] = when - max(death, when - waited)
+                freed[name] = when - death
     for name in held:
         rows.append((name, blocked.get(name)))
-        if blocked.get(name, 0) > lease + 1.0:
+        if blocked.get(name, 0) > 0.5 and freed[name] > lease + 1.0:
             problems.append('lock %s of the dead service kept a survivor '
-                            'waiting %.1f s (lease %d s)' % (
-                                name, blocked[name], lease))
+                            'waiting %.1f s, until %.1f s after the death '
+                            '(lease %d s)' % (name, blocked[name],
+                                              freed[name], lease))
     return rows, problems
 
 

@@ -1,0 +1,81 @@
+"""The cluster soak's lock check, on log lines as Cinder 29 writes them."""
+
+import datetime
+import os
+import sys
+import tempfile
+
+import testtools
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.dirname(os.path.abspath(__file__))))))
+from tools.gate import cluster_locks  # noqa: E402
+
+DEATH = datetime.datetime(2026, 11, 23, 1, 0, 0).timestamp()
+LEASE = 10
+
+
+def line(offset, name, what, func='_attach', waited=None):
+    stamp = datetime.datetime.fromtimestamp(DEATH + offset).strftime(
+        '%Y-%m-%d %H:%M:%S.%f')[:-3]
+    tail = ' :: waited %.3fs' % waited if waited is not None else \
+        ' :: held 0.010s'
+    return ('%s 1580 DEBUG cinder.coordination [None req-1 - - - - - -] '
+            'Lock "_tooz_cinder-%s_lock" %s by "%s"%s __acquire '
+            '/x/cinder/coordination.py:138\n' % (stamp, name, what, func,
+                                                 tail))
+
+
+class LockLogTestCase(testtools.TestCase):
+
+    def write(self, lines):
+        fd, path = tempfile.mkstemp(suffix='.log')
+        self.addCleanup(os.unlink, path)
+        with os.fdopen(fd, 'w') as f:
+            f.writelines(lines)
+        return path
+
+    def dead_log(self):
+        return self.write([
+            line(-5, 'host-a', 'acquired', waited=0.0),
+            line(-4, 'host-a', 'released'),
+            line(-2, 'host-b', 'acquired', waited=0.0),
+            line(-1, 'volume-1', 'acquired', 'delete_volume', 0.0),
+        ])
+
+    def test_locks_held_at_the_death(self):
+        self.assertEqual(['_tooz_cinder-host-b_lock',
+                          '_tooz_cinder-volume-1_lock'],
+                         cluster_locks.held_at(self.dead_log(), DEATH))
+
+    def test_survivor_wait_within_the_lease(self):
+        survivor = self.write([
+            # Asked 3 s before the death, got it 9 s after: 9 s blocked.
+            line(9, 'host-b', 'acquired', waited=12.0),
+            line(10, 'host-b', 'released'),
+        ])
+        rows, problems = cluster_locks.after_death(
+            self.dead_log(), [survivor], DEATH, LEASE)
+        self.assertEqual([], problems)
+        gaps = dict(rows)
+        self.assertAlmostEqual(9.0, gaps['_tooz_cinder-host-b_lock'], 2)
+        self.assertIsNone(gaps['_tooz_cinder-volume-1_lock'])
+
+    def test_survivor_blocked_past_the_lease_is_a_problem(self):
+        survivor = self.write([
+            line(14, 'host-b', 'acquired', waited=10.0),
+        ])
+        rows, problems = cluster_locks.after_death(
+            self.dead_log(), [survivor], DEATH, LEASE)
+        self.assertEqual(1, len(problems))
+        self.assertIn('host-b', problems[0])
+        self.assertIn('until 14.0 s after', problems[0])
+
+    def test_waits_are_sorted_longest_first(self):
+        path = self.write([
+            line(1, 'a', 'acquired', waited=0.5),
+            line(2, 'b', 'acquired', waited=3.0),
+        ])
+        self.assertEqual([(3.0, '_tooz_cinder-b_lock'),
+                          (0.5, '_tooz_cinder-a_lock')],
+                         cluster_locks.waits([path]))
