@@ -90,6 +90,9 @@ class Soak(object):
             self.api, on_cleanup=lambda hosts, s: self.cleanups.append(
                 (time.time(), hosts)))
         self.problems = []
+        # Wrong-host and double mappings are looked for during the load
+        # as well, not only once it has settled.
+        self.sampler = cluster_audit.Sampler(bed)
         self.figures = collections.defaultdict(list)
         # Differences older than the soak (unmanaged objects a test left
         # on the array, say) are reported once, not held against it.
@@ -168,6 +171,7 @@ class Soak(object):
     def kill_round(self, number, member, seconds, target='attach'):
         survivor = [m for m in cluster_mod.MEMBERS if m != member]
         self._prepare(8)
+        self.sampler.start()
         load = self._load_thread(seconds)
         time.sleep(seconds / 4.0)
         burst = self.load.burst(8) if target == 'attach' else []
@@ -183,6 +187,7 @@ class Soak(object):
         for t in burst:
             t.join()
         load.join()
+        self.sampler.stop()
         stuck = self.wait_quiet()
         cleanup_at = [t for t, _h in self.cleanups if t > death]
         self._inflight_figures(inflight, death, member)
@@ -201,6 +206,7 @@ class Soak(object):
         return outcome
 
     def coordinator_round(self, number, seconds):
+        self.sampler.start()
         load = self._load_thread(seconds)
         time.sleep(seconds / 3.0)
         coordinator = self.cluster.coordinator
@@ -212,6 +218,7 @@ class Soak(object):
         say('round %d: %s back after %.0f s' % (
             number, coordinator.name, time.time() - stopped))
         load.join()
+        self.sampler.stop()
         stuck = self.wait_quiet()
         outcome = {'operator resets': self.operator_reset(stuck, stopped)}
         self._settle()
@@ -291,6 +298,9 @@ class Soak(object):
         problems = [p for p in problems if p not in self.baseline]
         problems += ['lock %s still held with nothing running' % name
                      for name in self.idle_locks()]
+        problems += ['during the load (%d samples so far): %s' % (
+            self.sampler.samples, p) for p in self.sampler.problems]
+        self.sampler.problems = []
         if death is not None:
             rows, lock_problems = cluster_locks.after_death(
                 self.log(dead), [self.log(m) for m in survivors] + [
@@ -420,6 +430,8 @@ def run(bed, args):
     for key, n in sorted(soak.load.counts.items()):
         say('%s: %d' % (key, n))
     waits = cluster_locks.waits(soak.all_logs())
+    say('array and Cinder sampled during the load %d times' %
+        soak.sampler.samples)
     say('lock waits: %d acquisitions, longest %s' % (len(waits), ', '.join(
         '%.1f s (%s)' % w for w in waits[:3])))
     for line in report(soak, resets):

@@ -11,6 +11,7 @@ import collections
 import json
 import os
 import re
+import threading
 
 import pymysql
 import requests
@@ -315,3 +316,43 @@ def audit(bed, stuck=True):
     if stuck:
         problems += check_stuck(cinder)
     return problems, cinder
+
+
+# Problems that are wrong at every moment, not only once things settle:
+# in the middle of an attach or a detach a mapping may exist without its
+# attachment, but never on a host other than the attachment's, nor twice.
+ALWAYS_WRONG = ('WRONG HOST', 'mappings of volume', 'LUN ',
+                'attachments of volume')
+
+
+class Sampler(object):
+    """Audits every ``interval`` seconds while the load runs; keeps the
+    problems that are wrong at any moment (wrong host, double mapping).
+    """
+
+    def __init__(self, bed, interval=3.0):
+        self.bed, self.interval = bed, interval
+        self.samples, self.problems = 0, []
+        self._stop = threading.Event()
+        self._thread = None
+
+    def _run(self):
+        while not self._stop.wait(self.interval):
+            try:
+                problems, _state = audit(self.bed, stuck=False)
+            except Exception:  # the array or MariaDB busy: next sample
+                continue
+            self.samples += 1
+            self.problems += [p for p in problems
+                              if any(k in p for k in ALWAYS_WRONG) and
+                              p not in self.problems]
+
+    def start(self):
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def stop(self):
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(60)
