@@ -389,12 +389,16 @@ def main():
     parser.add_argument('--seed', type=int, default=1)
     parser.add_argument('--coordinator', default='redis',
                         choices=sorted(coordinator_mod.KINDS))
+    parser.add_argument('--rpc-timeout', type=int,
+                        help="cinder-api's rpc_response_timeout (Cinder's "
+                        'default: 60 s)')
     parser.add_argument('--bench', action='store_true')
     parser.add_argument('--operations', type=int, default=150,
                         help='--bench: operations per throughput phase')
     parser.add_argument('--state-dir', default=os.path.join(ROOT, '.gate'))
     args = parser.parse_args()
     bed = bed_mod.Bed(args.state_dir, cluster=args.coordinator)
+    bed.cluster.rpc_timeout = args.rpc_timeout
     bed.up()
     try:
         return run(bed, args)

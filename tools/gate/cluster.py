@@ -39,6 +39,10 @@ class Cluster(object):
     def __init__(self, bed, coordinator='redis'):
         self.bed = bed
         self.coordinator = coordinator_mod.KINDS[coordinator](bed)
+        # Seconds cinder-api waits for a volume service's answer (an
+        # attach or a detach the dead member had taken fails after it);
+        # None keeps Cinder's 60.
+        self.rpc_timeout = None
 
     @property
     def ports(self):
@@ -75,6 +79,9 @@ class Cluster(object):
                 backend_url = %s
                 ''') % (REPORT_INTERVAL, SERVICE_DOWN_TIME,
                         self.coordinator.backend_url()))
+            if self.rpc_timeout:
+                f.write('[DEFAULT]\nrpc_response_timeout = %d\n' %
+                        self.rpc_timeout)
         for member in MEMBERS:
             with open(self.member_conf_path(member), 'w') as f:
                 f.write('[DEFAULT]\nhost = %s\ncluster = %s\n' % (

@@ -230,6 +230,8 @@ def cluster_fault_round(bed, results_dir):
         outcome['after the teardown'] = soak._check(2, 'after the teardown')
     finally:
         soak.watcher.stop()
+    for line in cluster_soak.report(soak, [outcome]):
+        cluster_soak.say(line)
     cases = [('cleanup_requested', [] if outcome['cleanup requested'] else
               ['no cleanup was requested for the dead service'])]
     cases += [(key.replace(' ', '_'), outcome[key]) for key in (
