@@ -260,9 +260,9 @@ def main():
     parser.add_argument('--state-dir', default=os.path.join(ROOT, '.gate'))
     parser.add_argument('--results-dir',
                         default=os.environ.get('CINDER_FLASH_RESULTS'))
-    parser.add_argument('--single', action='store_true',
-                        help='one cinder-volume service instead of a '
-                        'cluster of two')
+    parser.add_argument('--cluster', action='store_true',
+                        help='two cinder-volume services in one cluster '
+                        'instead of one service')
     parser.add_argument('--coordinator', default='redis',
                         choices=('redis', 'etcd'),
                         help="the cluster's lock coordinator")
@@ -271,7 +271,7 @@ def main():
         # ``tox -e tempest -- REGEX``: a lone argument is the regex.
         args.command, args.regex = 'tempest', args.command
     bed = bed_mod.Bed(args.state_dir,
-                      cluster=None if args.single else args.coordinator)
+                      cluster=args.coordinator if args.cluster else None)
     try:
         if args.command == 'up':
             bed.up()
