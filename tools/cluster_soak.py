@@ -395,6 +395,8 @@ def main():
     parser.add_argument('--bench', action='store_true')
     parser.add_argument('--operations', type=int, default=150,
                         help='--bench: operations per throughput phase')
+    parser.add_argument('--repeats', type=int, default=2,
+                        help='--bench: throughput phases of each kind')
     parser.add_argument('--state-dir', default=os.path.join(ROOT, '.gate'))
     args = parser.parse_args()
     bed = bed_mod.Bed(args.state_dir, cluster=args.coordinator)
@@ -412,7 +414,8 @@ def run(bed, args):
     results, resets = {}, []
     try:
         if args.bench:
-            results['ops_per_s'] = soak.throughput(args.operations, 2)
+            results['ops_per_s'] = soak.throughput(args.operations,
+                                                   args.repeats)
         kinds = ['kill', 'kill', 'coordinator'] * args.rounds
         targets = sorted(MARKERS) * args.rounds
         for number in range(1, args.rounds + 1):
