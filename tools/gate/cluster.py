@@ -130,7 +130,33 @@ class Cluster(object):
                            service_name(member))
 
 
-class CleanupWatcher(object):
+class Periodic(object):
+    """``tick()`` every ``interval`` seconds in a thread, until stopped."""
+
+    def __init__(self, interval):
+        self.interval = interval
+        self._stop = threading.Event()
+        self._thread = None
+
+    def _run(self):
+        while not self._stop.wait(self.interval):
+            self.tick()
+
+    def tick(self):
+        raise NotImplementedError
+
+    def start(self):
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def stop(self):
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(60)
+
+
+class CleanupWatcher(Periodic):
     """What an operator runs beside a cluster: when Cinder reports a
     cinder-volume service down, ask for the cleanup of its work.
 
@@ -147,12 +173,11 @@ class CleanupWatcher(object):
     """
 
     def __init__(self, api, interval=1.0, on_cleanup=None):
+        super().__init__(interval)
         self.api = api
-        self.interval = interval
         self.on_cleanup = on_cleanup
-        self._stop = threading.Event()
-        self._thread = None
         self.requests = []
+        self._handled = set()
 
     def _down(self):
         return {s['host'] for s in self.api.services('cinder-volume')
@@ -172,26 +197,15 @@ class CleanupWatcher(object):
             self.on_cleanup(cleaning, time.monotonic() - started)
         return cleaning
 
-    def _run(self):
+    def tick(self):
         # One request per service going down: a service that starts again
         # cleans up after itself, and a second request could claim the
         # work it has started since (its rows look like a dead one's
         # until its first heartbeat).
-        handled = set()
-        while not self._stop.wait(self.interval):
-            try:
-                down = self._down()
-                if down - handled:
-                    self.poll()
-                handled = down
-            except Exception as e:  # keep watching through API hiccups
-                self.requests.append((time.time(), 'error: %s' % e))
-
-    def start(self):
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def stop(self):
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(30)
+        try:
+            down = self._down()
+            if down - self._handled:
+                self.poll()
+            self._handled = down
+        except Exception as e:  # keep watching through API hiccups
+            self.requests.append((time.time(), 'error: %s' % e))

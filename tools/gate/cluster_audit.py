@@ -11,10 +11,11 @@ import collections
 import json
 import os
 import re
-import threading
 
 import pymysql
 import requests
+
+from tools.gate import cluster
 
 UUID = r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'
 K2_BACKENDS = ('k2-iscsi', 'k2-fc')
@@ -325,34 +326,22 @@ ALWAYS_WRONG = ('WRONG HOST', 'mappings of volume', 'LUN ',
                 'attachments of volume')
 
 
-class Sampler(object):
+class Sampler(cluster.Periodic):
     """Audits every ``interval`` seconds while the load runs; keeps the
     problems that are wrong at any moment (wrong host, double mapping).
     """
 
     def __init__(self, bed, interval=3.0):
-        self.bed, self.interval = bed, interval
+        super().__init__(interval)
+        self.bed = bed
         self.samples, self.problems = 0, []
-        self._stop = threading.Event()
-        self._thread = None
 
-    def _run(self):
-        while not self._stop.wait(self.interval):
-            try:
-                problems, _state = audit(self.bed, stuck=False)
-            except Exception:  # the array or MariaDB busy: next sample
-                continue
-            self.samples += 1
-            self.problems += [p for p in problems
-                              if any(k in p for k in ALWAYS_WRONG) and
-                              p not in self.problems]
-
-    def start(self):
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def stop(self):
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(60)
+    def tick(self):
+        try:
+            problems, _state = audit(self.bed, stuck=False)
+        except Exception:  # the array or MariaDB busy: next sample
+            return
+        self.samples += 1
+        self.problems += [p for p in problems
+                          if any(k in p for k in ALWAYS_WRONG) and
+                          p not in self.problems]

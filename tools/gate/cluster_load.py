@@ -390,19 +390,20 @@ class Load(object):
         for att_id in list(self.attachments):
             self._detach_quietly(att_id)
             self.attachments.pop(att_id, None)
-        for sid in list(self.snapshots):
+        # Snapshots first: Cinder refuses to delete a volume that has some.
+        self._delete_all(self.snapshots, self.api.delete_snapshot,
+                         self._wait_snapshot)
+        self._delete_all(self.volumes, self.api.delete_volume,
+                         self._wait_volume)
+
+    @staticmethod
+    def _delete_all(pool, delete, wait):
+        """Ask for every delete at once, then wait for each."""
+        for key in list(pool):
             try:
-                self.api.delete_snapshot(sid)
+                delete(key)
             except cinder_api.ApiError:
                 pass
-        for sid in list(self.snapshots):
-            self._wait_snapshot(sid, gone_ok=True)
-            self.snapshots.pop(sid, None)
-        for vid in list(self.volumes):
-            try:
-                self.api.delete_volume(vid)
-            except cinder_api.ApiError:
-                pass
-        for vid in list(self.volumes):
-            self._wait_volume(vid, gone_ok=True)
-            self.volumes.pop(vid, None)
+        for key in list(pool):
+            wait(key, gone_ok=True)
+            pool.pop(key, None)
