@@ -5,8 +5,9 @@ each topology, a fresh reference array; each MongoDB server is FerretDB
 (a MongoDB wire-protocol server) whose data directory is an XFS
 filesystem on a reference-array volume:
 
-    K2 volume -> iSCSI LUN -> qemu-storage-daemon FUSE export -> loop
-    device -> xfs -> FerretDB (SQLite) data directory
+    K2 volume -> iSCSI LUN -> qemu-storage-daemon FUSE export -> buffered
+    loop device (tools/iscsi_loop.py) -> xfs -> FerretDB (SQLite) data
+    directory
 
 FerretDB has neither replica sets nor sharding, so the topologies are
 local approximations: a replica set is three independent servers each
@@ -37,10 +38,9 @@ from tempest_plugin.workload import dataset  # noqa: E402
 from tempest_plugin.workload import driver  # noqa: E402
 from tempest_plugin.workload import report  # noqa: E402
 from tempest_plugin.workload import topology  # noqa: E402
+from tools import ferretdb  # noqa: E402
+from tools import iscsi_loop  # noqa: E402
 
-FERRETDB_VERSION = 'v1.24.0'
-CACHE = os.path.expanduser('~/.cache/cinder-flash')
-FERRETDB = os.path.join(CACHE, 'ferretdb-%s' % FERRETDB_VERSION)
 INITIATOR = 'iqn.2026-11.io.cinder-flash:mongo-local'
 APT = {'qemu-storage-daemon': 'qemu-system-common',
        'mkfs.xfs': 'xfsprogs', 'fusermount3': 'fuse3',
@@ -71,43 +71,6 @@ def ensure_tools():
                                DEBIAN_FRONTEND='noninteractive'))
 
 
-def ensure_ferretdb():
-    """Build FerretDB from its pinned Go module once, into the cache.
-
-    The Go proxy serves a pinned module version but not ``go install
-    ...@version``; the module zip lacks the version file the binary reads,
-    so it is written before the build.
-    """
-    if os.path.exists(FERRETDB):
-        return FERRETDB
-    if shutil.which('go') is None:
-        raise SystemExit('FerretDB is built from its Go module: install '
-                         'Go (https://go.dev/dl) or put a FerretDB %s '
-                         'binary at %s' % (FERRETDB_VERSION, FERRETDB))
-    os.makedirs(CACHE, exist_ok=True)
-    work = tempfile.mkdtemp(prefix='ferretdb-build-')
-    env = dict(os.environ, GOFLAGS='-mod=mod')
-    log('building FerretDB %s (a few minutes, once)' % FERRETDB_VERSION)
-    try:
-        run('go', 'mod', 'init', 'fb', cwd=work, env=env)
-        run('go', 'get', 'github.com/FerretDB/FerretDB@%s' %
-            FERRETDB_VERSION, cwd=work, env=env)
-        source = run('go', 'list', '-m', '-f', '{{.Dir}}',
-                     'github.com/FerretDB/FerretDB', cwd=work,
-                     env=env).strip()
-        src = os.path.join(work, 'src')
-        shutil.copytree(source, src)
-        run('chmod', '-R', 'u+w', src)
-        with open(os.path.join(src, 'build', 'version', 'version.txt'),
-                  'w') as f:
-            f.write(FERRETDB_VERSION + '\n')
-        run('go', 'build', '-o', FERRETDB, './cmd/ferretdb', cwd=src,
-            env=env)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    return FERRETDB
-
-
 class Server(object):
     """One FerretDB on an XFS filesystem on a reference-array volume."""
 
@@ -115,38 +78,35 @@ class Server(object):
         self.array, self.name, self.port = array, name, port
         self.dir = os.path.join(work, name)
         os.makedirs(self.dir)
-        self.procs, self.loop, self.mounted = [], None, None
+        self.procs, self.attachment, self.mounted = [], None, None
         vg = array.k2.create('volume_groups', {
             'name': 'cvg-' + name, 'quota': 0, 'is_dedup': dedup})
         self.volume = array.k2.create('volumes', {
             'name': 'cv-' + name, 'size': size_gib * KIB_PER_GIB,
             'volume_group': k2_client.ref('volume_groups', vg['id'])})
         lun = array.map(self.volume['id'])
-        export = os.path.join(self.dir, 'lun.img')
-        open(export, 'w').close()
-        host, port_ = array.info['iscsi_portal'].rsplit(':', 1)
-        self._spawn([
-            'qemu-storage-daemon', '--blockdev', json.dumps({
-                'driver': 'iscsi', 'node-name': 'lun', 'transport': 'tcp',
-                'portal': '%s:%s' % (host, port_),
-                'target': array.info['iqn'], 'lun': lun,
-                'initiator-name': INITIATOR}),
-            '--export', 'type=fuse,id=exp,node-name=lun,mountpoint=%s,'
-            'writable=on' % export])
-        self._wait(lambda: os.path.getsize(export) > 0, 'the FUSE export')
-        self.export = export
-        self.loop = run('losetup', '--find', '--show', export).strip()
-        run('mkfs.xfs', '-q', '-f', self.loop)
-        self.mounted = os.path.join(self.dir, 'data')
-        os.makedirs(self.mounted)
-        run('mount', self.loop, self.mounted)
-        self._spawn([
-            ensure_ferretdb(), '--handler=sqlite',
-            '--sqlite-url=file:%s/' % self.mounted,
-            '--state-dir=%s' % self.dir,
-            '--listen-addr=127.0.0.1:%d' % port,
-            '--debug-addr=-', '--telemetry=disable', '--log-level=warn'])
-        self._wait(self._answers, 'FerretDB on port %d' % port)
+        self.attachment = iscsi_loop.Attachment(
+            os.path.join(self.dir, 'attachments'), iscsi_loop.Target(
+                array.info['iscsi_portal'], array.info['iqn'], lun,
+                INITIATOR))
+        try:
+            loop = self.attachment.attach()
+            run('mkfs.xfs', '-q', '-f', loop)
+            data = os.path.join(self.dir, 'data')
+            os.makedirs(data)
+            run('mount', loop, data)
+            self.mounted = data
+            self._spawn([
+                ferretdb.ensure(log), '--handler=sqlite',
+                '--sqlite-url=file:%s/' % data,
+                '--state-dir=%s' % self.dir,
+                '--listen-addr=127.0.0.1:%d' % port,
+                '--debug-addr=-', '--telemetry=disable', '--log-level=warn'])
+            self._wait(self._answers, 'FerretDB on port %d' % port)
+        except BaseException:
+            # Nothing stays attached, mounted or running.
+            self.stop()
+            raise
 
     def _spawn(self, cmd):
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
@@ -179,16 +139,13 @@ class Server(object):
         return 'mongodb://127.0.0.1:%d/' % self.port
 
     def stop(self):
-        for proc in reversed(self.procs[1:]):
+        for proc in reversed(self.procs):
             proc.terminate()
             proc.wait(timeout=30)
         if self.mounted:
             subprocess.run(['umount', self.mounted], capture_output=True)
-        if self.loop:
-            subprocess.run(['losetup', '-d', self.loop], capture_output=True)
-        if self.procs:
-            self.procs[0].terminate()
-            self.procs[0].wait(timeout=30)
+        if self.attachment:
+            self.attachment.detach(force=True)
 
 
 class Array(object):
@@ -312,7 +269,7 @@ def main():
     if os.geteuid() != 0:
         raise SystemExit('mongo-local needs root (loop devices, FUSE)')
     ensure_tools()
-    ensure_ferretdb()
+    ferretdb.ensure(log)
     spec = dataset.Spec(scale=args.scale, collections=args.collections)
     log('data set: %d collections x %d documents of %d bytes (~%d MB) per '
         'copy' % (spec.collections, spec.documents, spec.document_bytes,
