@@ -48,6 +48,17 @@ mongodb_opts = [
                help='Benchmark processes per run.'),
     cfg.IntOpt('threads', default=8, min=1,
                help='Benchmark threads per process.'),
+    cfg.IntOpt('ops_per_thread', default=100, min=1,
+               help='Finds and updates per benchmark thread and '
+                    'iteration.'),
+    cfg.StrOpt('server', default='mongod', choices=['mongod', 'ferretdb'],
+               help='The MongoDB server of the image: "mongod", or '
+                    '"ferretdb" (a MongoDB wire-protocol server that has '
+                    'neither replica sets nor sharding: those topologies '
+                    'are skipped).'),
+    cfg.StrOpt('run_label',
+               help='Where the figures come from (instance type, '
+                    'hypervisor, emulation), printed above each table.'),
     cfg.ListOpt('topologies',
                 default=['standalone', 'replica-set', 'sharded'],
                 help='Topologies to deploy and measure.'),

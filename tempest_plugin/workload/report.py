@@ -6,6 +6,8 @@ data reduction from the storage. A measurement that is missing or makes no
 sense fails the run instead of printing.
 """
 
+# The name under which a Tempest result carries its table.
+DETAIL_NAME = 'mongodb-results'
 COLUMNS = ('topology', 'volume type', 'updated docs/s', 'ops/s', 'IOPS',
            'MB/s', 'latency ms', 'data reduction')
 SEED = {

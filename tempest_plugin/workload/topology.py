@@ -9,6 +9,7 @@ are approximated: see ``local_layout``.
 """
 
 import json
+import shlex
 
 STANDALONE = 'standalone'
 REPLICA_SET = 'replica-set'
@@ -78,6 +79,73 @@ def shard_script(shards, database, collections):
     lines += ['sh.shardCollection("%s.%s", {mNumber: "hashed"})' % (
         database, c) for c in collections]
     return '\n'.join(lines)
+
+
+def wait_primary_script(timeout_s=180):
+    """mongosh script: wait until the replica set has elected a primary."""
+    return ('var deadline = Date.now() + %d; '
+            'while (!db.hello().primary) { '
+            'if (Date.now() > deadline) { print("no primary"); quit(1); } '
+            'sleep(1000); }' % (timeout_s * 1000))
+
+
+def _mongosh(script):
+    return 'mongosh --quiet --eval %s' % shlex.quote(script)
+
+
+def formation(topology, ips, database, collections):
+    """Every command that forms ``topology`` on booted members, in order.
+
+    ``ips`` maps each role of ``members(topology)`` to its address.
+    Returns [(role, shell command run on that member as its SSH user)]:
+    the servers start, each replica set is initiated and has a primary
+    before anything depends on it, and the config servers are up before
+    mongos starts and adds the shards.
+    """
+    roles = members(topology)
+    missing = [r for r in roles if r not in ips]
+    if missing:
+        raise ValueError('no address for %s' % ', '.join(missing))
+    config_hosts = [ips[r] for r in roles if r.startswith('cfg-')]
+
+    def start(role):
+        return (role, 'sudo sh -c %s' % shlex.quote(
+            start_command(role, config_hosts)))
+
+    steps = [start(r) for r in roles if r != 'mongos']
+    if topology == REPLICA_SET:
+        steps += [
+            ('rs0-0', _mongosh(initiate_script('rs0', [ips[r]
+                                                       for r in roles]))),
+            ('rs0-0', _mongosh(wait_primary_script()))]
+    elif topology == SHARDED:
+        steps += [
+            ('cfg-0', _mongosh(initiate_script('cfg', config_hosts,
+                                               config_server=True))),
+            ('cfg-0', _mongosh(wait_primary_script()))]
+        shards = []
+        for shard in ('shard0', 'shard1'):
+            hosts = [ips[r] for r in roles if r.startswith(shard + '-')]
+            steps += [(shard + '-0', _mongosh(initiate_script(shard, hosts))),
+                      (shard + '-0', _mongosh(wait_primary_script()))]
+            shards.append((shard, hosts))
+        steps += [start('mongos'),
+                  ('mongos', _mongosh(shard_script(shards, database,
+                                                   collections)))]
+    return steps
+
+
+def entry(topology):
+    """The member the benchmark runs on."""
+    return 'mongos' if topology == SHARDED else members(topology)[0]
+
+
+def client_uri(topology):
+    """The benchmark's URI, from the entry member."""
+    uri = 'mongodb://127.0.0.1:%d/' % PORT
+    if topology == REPLICA_SET:
+        uri += '?replicaSet=rs0'
+    return uri
 
 
 def local_layout(topology, collections):

@@ -1,6 +1,7 @@
 """The MongoDB workload library of the Tempest plugin."""
 
 import json
+import shlex
 import threading
 
 import testtools
@@ -158,6 +159,81 @@ class TopologyTestCase(testtools.TestCase):
             json.loads(script[len('rs.initiate('):-1]))
         shards = topology.shard_script([('shard0', ['a'])], 'bench', ['c1'])
         self.assertIn('sh.shardCollection("bench.c1"', shards)
+
+    IPS = {role: '10.0.0.%d' % n for n, role in enumerate(
+        topology.members('sharded') + topology.members('replica-set') +
+        topology.members('standalone'), 10)}
+
+    def _scripts(self, steps, word):
+        """The mongosh scripts of the steps whose command holds ``word``."""
+        return [(role, shlex.split(cmd)[-1]) for role, cmd in steps
+                if word in cmd]
+
+    def test_standalone_only_starts_the_server(self):
+        steps = topology.formation('standalone', self.IPS, 'bench', ['c'])
+        self.assertEqual([('mongod', 'sudo sh -c %s' % shlex.quote(
+            topology.start_command('mongod')))], steps)
+        self.assertEqual('mongod', topology.entry('standalone'))
+        self.assertEqual('mongodb://127.0.0.1:27017/',
+                         topology.client_uri('standalone'))
+
+    def test_replica_set_sequence(self):
+        steps = topology.formation('replica-set', self.IPS, 'bench', ['c'])
+        roles = [role for role, _cmd in steps]
+        # Three servers start, then the first member forms the set and
+        # waits for its primary.
+        self.assertEqual(['rs0-0', 'rs0-1', 'rs0-2', 'rs0-0', 'rs0-0'],
+                         roles)
+        for _role, cmd in steps[:3]:
+            self.assertIn('--replSet rs0', shlex.split(cmd)[-1])
+        (_r, initiate), (_r2, wait) = self._scripts(steps, 'mongosh')
+        config = json.loads(initiate[len('rs.initiate('):-1])
+        self.assertEqual(['%s:27017' % self.IPS['rs0-%d' % n]
+                          for n in range(3)],
+                         [m['host'] for m in config['members']])
+        self.assertIn('db.hello().primary', wait)
+        self.assertIn('quit(1)', wait)
+        self.assertEqual('mongodb://127.0.0.1:27017/?replicaSet=rs0',
+                         topology.client_uri('replica-set'))
+
+    def test_sharded_sequence(self):
+        colls = ['collection_00', 'collection_01']
+        steps = topology.formation('sharded', self.IPS, 'bench', colls)
+        roles = [role for role, _cmd in steps]
+        members = topology.members('sharded')
+        # Nine servers start, config servers and each shard form their
+        # replica sets (each waiting for a primary), only then mongos
+        # starts and adds the shards.
+        self.assertEqual(members[:-1], roles[:9])
+        self.assertEqual(['cfg-0', 'cfg-0', 'shard0-0', 'shard0-0',
+                          'shard1-0', 'shard1-0', 'mongos', 'mongos'],
+                         roles[9:])
+        scripts = self._scripts(steps, 'mongosh')
+        cfg = json.loads(scripts[0][1][len('rs.initiate('):-1])
+        self.assertTrue(cfg['configsvr'])
+        self.assertEqual('cfg', cfg['_id'])
+        shard1 = json.loads(scripts[4][1][len('rs.initiate('):-1])
+        self.assertEqual(['%s:27017' % self.IPS['shard1-%d' % n]
+                          for n in range(3)],
+                         [m['host'] for m in shard1['members']])
+        mongos_start = shlex.split(steps[-2][1])[-1]
+        self.assertIn('--configdb cfg/%s:27017,' % self.IPS['cfg-0'],
+                      mongos_start)
+        sharding = scripts[-1][1]
+        self.assertIn('sh.addShard("shard0/%s:27017' % self.IPS['shard0-0'],
+                      sharding)
+        self.assertIn('sh.enableSharding("bench")', sharding)
+        for name in colls:
+            self.assertIn('sh.shardCollection("bench.%s", {mNumber: '
+                          '"hashed"})' % name, sharding)
+        self.assertEqual('mongos', topology.entry('sharded'))
+
+    def test_formation_needs_every_address(self):
+        ips = dict(self.IPS)
+        del ips['shard1-2']
+        err = self.assertRaises(ValueError, topology.formation, 'sharded',
+                                ips, 'bench', ['c'])
+        self.assertIn('shard1-2', str(err))
 
     def test_local_layouts(self):
         names = ['c%d' % n for n in range(5)]

@@ -4,16 +4,22 @@ The reference architecture's measurement: for each topology (standalone,
 3-member replica set, sharded cluster) and each volume type compared,
 boot the members from volumes of that type, start MongoDB, load the data
 set, run the update benchmark, and read IOPS, latency and data reduction
-from Cinder's pool stats (no array credentials). One table per topology.
+from Cinder's pool stats (no array credentials). One test and one table
+per topology; the commands that form each topology come from
+``workload.topology.formation``.
 
 Needs Nova, Glance and Neutron and an image with MongoDB
 (``[cinder_flash_mongodb] image_ref``); otherwise skipped with the reason.
+With ``server = ferretdb`` (an image with FerretDB standing in for
+mongod) the replica-set and sharded tests are skipped: FerretDB has
+neither.
 """
 
 import base64
 import io
 import json
 import os
+import shlex
 import tarfile
 import time
 
@@ -22,6 +28,7 @@ from tempest import config
 from tempest.lib.common.utils import data_utils
 from tempest.lib import decorators
 from tempest.scenario import manager
+from testtools import content as testtools_content
 
 from tempest_plugin import config as config_groups
 from tempest_plugin.workload import dataset
@@ -117,6 +124,8 @@ class MongoDBScenarioTest(manager.ScenarioTest):
         if MONGO.install_method == 'package':
             ssh.exec_command('sudo apt-get install -y mongodb-org || '
                              'sudo dnf install -y mongodb-org')
+        # Either way the server must now be there.
+        ssh.exec_command('command -v mongod')
         return {'role': role, 'ip': ip, 'ssh': ssh, 'volume': volume}
 
     def _run(self, topo, volume_type):
@@ -125,49 +134,26 @@ class MongoDBScenarioTest(manager.ScenarioTest):
         members = [self._member(volume_type, role, keypair, group)
                    for role in topology.members(topo)]
         by_role = {m['role']: m for m in members}
-        config_hosts = [m['ip'] for m in members
-                        if m['role'].startswith('cfg-')]
-        for member in members:
-            member['ssh'].exec_command('sudo sh -c %r' % topology.
-                                       start_command(member['role'],
-                                                     config_hosts))
         spec = dataset.Spec(scale=MONGO.dataset_scale)
-        if topo == topology.REPLICA_SET:
-            by_role['rs0-0']['ssh'].exec_command(
-                "mongosh --quiet --eval '%s'" % topology.initiate_script(
-                    'rs0', [m['ip'] for m in members]))
-        if topo == topology.SHARDED:
-            by_role['cfg-0']['ssh'].exec_command(
-                "mongosh --quiet --eval '%s'" % topology.initiate_script(
-                    'cfg', config_hosts, config_server=True))
-            shards = []
-            for shard in ('shard0', 'shard1'):
-                hosts = [m['ip'] for m in members
-                         if m['role'].startswith(shard + '-')]
-                by_role[shard + '-0']['ssh'].exec_command(
-                    "mongosh --quiet --eval '%s'" %
-                    topology.initiate_script(shard, hosts))
-                shards.append((shard, hosts))
-            by_role['mongos']['ssh'].exec_command(
-                "mongosh --quiet --eval '%s'" % topology.shard_script(
-                    shards, DATABASE, spec.collection_names()))
-        entry = members[0] if topo != topology.SHARDED else by_role['mongos']
+        for role, command in topology.formation(
+                topo, {m['role']: m['ip'] for m in members}, DATABASE,
+                spec.collection_names()):
+            by_role[role]['ssh'].exec_command(command)
+        entry = by_role[topology.entry(topo)]
         before = self._pool(volume_type)
-        # The benchmark runs on the entry member with this library copied
-        # over; it prints one JSON line of results.
-        uri = 'mongodb://127.0.0.1:%d/' % topology.PORT
-        if topo == topology.REPLICA_SET:
-            uri += '?replicaSet=rs0'
-        # In a temporary directory of the member, removed afterwards.
+        # The benchmark runs on the entry member, in a temporary directory
+        # holding this library (removed afterwards); it prints one JSON
+        # line of results.
         out = entry['ssh'].exec_command(
             'd=$(mktemp -d) && trap \'rm -rf "$d"\' EXIT && '
             'echo %s | base64 -d | tar xz -C "$d" && '
             '(python3 -c "import pymongo" || sudo pip3 install pymongo) && '
             'cd "$d" && python3 -m tempest_plugin.workload.remote '
             '--uri %s --database %s --scale %s --processes %d --threads %d '
-            '--iterations %d' % (_library(), uri, DATABASE,
-                                 MONGO.dataset_scale, MONGO.processes,
-                                 MONGO.threads, MONGO.iterations))
+            '--iterations %d --ops-per-thread %d' % (
+                _library(), shlex.quote(topology.client_uri(topo)), DATABASE,
+                MONGO.dataset_scale, MONGO.processes, MONGO.threads,
+                MONGO.iterations, MONGO.ops_per_thread))
         measured = json.loads(out.strip().splitlines()[-1])
         after = self._fresh_pool(volume_type, before)
         row = {'topology': topo, 'volume type': volume_type,
@@ -182,13 +168,38 @@ class MongoDBScenarioTest(manager.ScenarioTest):
                 self.volumes_client, member['volume']['id'], 'in-use')
         return row
 
+    def _measure(self, topo):
+        if topo not in MONGO.topologies:
+            raise self.skipException('%s is not in [cinder_flash_mongodb] '
+                                     'topologies' % topo)
+        if topo != topology.STANDALONE and MONGO.server == 'ferretdb':
+            raise self.skipException(
+                '%s needs mongod: the image runs FerretDB ([cinder_flash_'
+                'mongodb] server = ferretdb), which has neither replica '
+                'sets nor sharding, and no package registry ships mongod; '
+                'run it on a cloud whose image has MongoDB' % topo)
+        rows = []
+        for volume_type in CONF.cinder_flash.compare_volume_types:
+            row = self._run(topo, volume_type)
+            report.check(row, dedup=volume_type ==
+                         CONF.cinder_flash.dedup_volume_type)
+            rows.append(row)
+        title = topo
+        if MONGO.run_label:
+            title = '%s (%s)' % (topo, MONGO.run_label)
+        table = report.table(rows, title=title)
+        print(table)
+        self.addDetail(report.DETAIL_NAME,
+                       testtools_content.text_content(table))
+
     @decorators.idempotent_id('7d4f2a31-0c7e-4d4e-9b5e-3e8f6a2c9d01')
-    def test_mongodb_topologies(self):
-        for topo in MONGO.topologies:
-            rows = []
-            for volume_type in CONF.cinder_flash.compare_volume_types:
-                row = self._run(topo, volume_type)
-                report.check(row, dedup=volume_type ==
-                             CONF.cinder_flash.dedup_volume_type)
-                rows.append(row)
-            print(report.table(rows, title=topo))
+    def test_standalone(self):
+        self._measure(topology.STANDALONE)
+
+    @decorators.idempotent_id('2f0c9a8e-51d4-4b2e-8f1a-6c3d7e9b0a12')
+    def test_replica_set(self):
+        self._measure(topology.REPLICA_SET)
+
+    @decorators.idempotent_id('c4e1b7d2-9a3f-4e6c-b5d8-0f2a7c1e3b45')
+    def test_sharded(self):
+        self._measure(topology.SHARDED)
