@@ -66,6 +66,7 @@ def tail(path, lines=30):
 class Bed(object):
     """``cluster``: None for one cinder-volume, or the coordinator kind
     (``redis``, ``etcd``) for two in one cluster (tools.gate.cluster).
+    Subclasses (the compute bed) add services through the hooks below.
     """
 
     def __init__(self, state_dir, cluster=None):
@@ -148,6 +149,7 @@ class Bed(object):
         self._save_secrets()
         started = time.monotonic()
         try:
+            self._before_up()
             self._keystone_venv()
             self._array()
             self._mariadb()
@@ -158,6 +160,7 @@ class Bed(object):
             self._register()
             self._cinder()
             self._volume_types()
+            self._after_cinder()
             self._write_client_files()
         except BaseException:
             self.down()
@@ -417,16 +420,16 @@ class Bed(object):
                 volume_backend_name = %(linstor)s
                 linstor_uris = %(linstor_uri)s
                 linstor_placement_count = 2
-                ''') % {'backends': ','.join(BACKENDS), 'c': cdir,
-                        'linstor': LINSTOR_BACKEND,
-                        'linstor_uri': self.array['linstor'],
-                        'etc': etc, 'dburl': self.db_url,
-                        'svc': self.passwords['service'], 'backend': BACKEND,
-                        'host': host, 'port': port,
-                        'user': self.array['user'],
-                        'pw': self.array['password'],
-                        'ca': self.array['ca_cert'],
-                        'replica': self._replication_device()})
+                %(extra)s''') % {
+                'backends': ','.join(BACKENDS), 'c': cdir,
+                'extra': self._cinder_extra_conf(),
+                'linstor': LINSTOR_BACKEND,
+                'linstor_uri': self.array['linstor'],
+                'etc': etc, 'dburl': self.db_url,
+                'svc': self.passwords['service'], 'backend': BACKEND,
+                'host': host, 'port': port, 'user': self.array['user'],
+                'pw': self.array['password'], 'ca': self.array['ca_cert'],
+                'replica': self._replication_device()})
         conf = self.cinder_conf_path()
         if self.cluster:
             self.cluster.write_conf()
@@ -443,9 +446,8 @@ class Bed(object):
             self.start_volume_service(name, extra)
         shared = self.cluster.conf_args() if self.cluster else []
         for service in ('scheduler', 'api'):
-            self._spawn('cinder-' + service, [
-                os.path.join(BIN, 'cinder-' + service), '--config-file',
-                conf] + shared)
+            cmd, env = self._cinder_command(service, conf)
+            self._spawn('cinder-' + service, cmd + shared, env)
         self._wait('cinder-api', lambda: _http_ok('http://127.0.0.1:8776/'),
                    90, 'cinder-api')
         self._wait('cinder-volume (%s) reporting up' % ', '.join(BACKENDS),
@@ -455,9 +457,8 @@ class Bed(object):
             else ''))
 
     def start_volume_service(self, name, extra_args):
-        self._spawn(name, [os.path.join(BIN, 'cinder-volume'),
-                           '--config-file', self.cinder_conf_path()] +
-                    list(extra_args))
+        cmd, env = self._cinder_command('volume', self.cinder_conf_path())
+        self._spawn(name, cmd + list(extra_args), env)
 
     def volume_hosts(self):
         if self.cluster:
@@ -514,8 +515,31 @@ class Bed(object):
             for key in keys:
                 f.write('export %s=%s\n' % (key, env[key]))
 
+    # -- hooks ---------------------------------------------------------------
+    def _before_up(self):
+        """Checks and preparations before anything starts."""
+
+    def _after_cinder(self):
+        """More services, once Cinder and its volume types are up."""
+
+    def _cinder_extra_conf(self):
+        """More cinder.conf sections."""
+        return ''
+
+    def _cinder_command(self, service, conf):
+        """(command, environment) of a Cinder service."""
+        return [os.path.join(BIN, 'cinder-' + service), '--config-file',
+                conf], None
+
+    def _before_down(self):
+        """Runs first in down(), while every service still runs."""
+
+    def _after_down(self):
+        """Runs once every recorded process is stopped."""
+
     # -- down ----------------------------------------------------------------
     def down(self):
+        self._before_down()
         pids = self._pids()
         if 'rabbit' in pids:
             base, env = self._rabbit_env()
@@ -525,6 +549,7 @@ class Bed(object):
         for name in reversed(list(pids)):
             _stop_group(pids[name])
         _stop_epmd()
+        self._after_down()
         if os.path.exists(self.state_file):
             os.unlink(self.state_file)
         left = [name for name, port in self.ports().items()

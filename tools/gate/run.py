@@ -111,7 +111,8 @@ def tempest_conf(bed, flavour='k2'):
         ''') % values
 
 
-def run_tempest(bed, regex, results_dir, flavour='k2'):
+def run_tempest(bed, regex, results_dir, flavour='k2', conf_text=None,
+                concurrency=4, exclude_list=os.path.join(HERE, 'exclude.txt')):
     work = os.path.join(bed.dir, 'tempest-' + flavour)
     if os.path.exists(work):
         subprocess.run(['rm', '-rf', work], check=True)
@@ -120,8 +121,8 @@ def run_tempest(bed, regex, results_dir, flavour='k2'):
     subprocess.run([os.path.join(BIN, 'tempest'), 'init', work], env=env,
                    check=True, stdout=subprocess.DEVNULL)
     with open(os.path.join(work, 'etc', 'tempest.conf'), 'w') as f:
-        f.write(tempest_conf(bed, flavour))
-    exclude = ['--exclude-list', os.path.join(HERE, 'exclude.txt')]
+        f.write(conf_text or tempest_conf(bed, flavour))
+    exclude = ['--exclude-list', exclude_list]
     one_member = None
     if regex in (DEFAULT_REGEX, LINSTOR_REGEX):
         passes = [[regex, '--exclude-regex', SERIAL_REGEX,
@@ -131,7 +132,7 @@ def run_tempest(bed, regex, results_dir, flavour='k2'):
             passes.append([ONE_SERVICE_REGEX, '--serial'])
             one_member = passes[-1]
     else:
-        passes = [[regex, '--concurrency', '4']]
+        passes = [[regex, '--concurrency', str(concurrency)]]
     code, subunit = 0, b''
     for args in passes:
         cmd = [os.path.join(BIN, 'tempest'), 'run', '--regex'] + args + \
