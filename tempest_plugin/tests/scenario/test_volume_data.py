@@ -1,0 +1,75 @@
+"""An instance booted from a cinder-flash volume keeps what it writes.
+
+Create a volume of the dedup type from the image, boot from it, write
+random data in the guest and sync; read it back after dropping the
+guest's caches, and again after a hard reboot, which detaches the volume
+from the hypervisor and attaches it again (a cold read from the array).
+"""
+
+from tempest.common import waiters
+from tempest import config
+from tempest.lib.common.utils import data_utils
+from tempest.lib import decorators
+from tempest.scenario import manager
+
+CONF = config.CONF
+PROBE = '/var/tmp/cinder-flash-probe'
+PROBE_MIB = 16
+
+
+class VolumeDataScenarioTest(manager.ScenarioTest):
+
+    @classmethod
+    def skip_checks(cls):
+        super().skip_checks()
+        for service in ('nova', 'glance', 'neutron'):
+            if not getattr(CONF.service_available, service):
+                raise cls.skipException('%s is not available' % service)
+        if not CONF.validation.run_validation:
+            raise cls.skipException('[validation] run_validation is off: '
+                                    'the test reads back over SSH')
+
+    def _digest(self, ssh):
+        out = ssh.exec_command('sudo sha256sum %s' % PROBE)
+        return out.split()[0]
+
+    def _drop_caches(self, ssh):
+        ssh.exec_command("sudo sh -c 'sync; echo 3 > /proc/sys/vm/"
+                         "drop_caches'")
+
+    @decorators.idempotent_id('5b8e3c1a-7f2d-4c9e-a6b1-2d4f8e0c7a93')
+    def test_write_and_read_back_through_the_guest(self):
+        volume = self.create_volume(
+            imageRef=CONF.compute.image_ref,
+            volume_type=CONF.cinder_flash.dedup_volume_type,
+            name=data_utils.rand_name('boot'))
+        keypair = self.create_keypair()
+        group = self.create_security_group()
+        server = self.create_server(
+            image_id='', key_name=keypair['name'],
+            security_groups=[{'name': group['name']}],
+            block_device_mapping_v2=[{
+                'uuid': volume['id'], 'source_type': 'volume',
+                'destination_type': 'volume', 'boot_index': 0,
+                'delete_on_termination': False}],
+            wait_until='ACTIVE')
+        ip = self.get_server_ip(server)
+        ssh = self.get_remote_client(ip, private_key=keypair['private_key'],
+                                     server=server)
+        # The root disk is the volume.
+        root = ssh.exec_command("findmnt -n -o SOURCE /").strip()
+        self.assertTrue(root.startswith('/dev/vda'), root)
+        ssh.exec_command('sudo dd if=/dev/urandom of=%s bs=1M count=%d '
+                         'conv=fsync status=none' % (PROBE, PROBE_MIB))
+        written = self._digest(ssh)
+        self._drop_caches(ssh)
+        self.assertEqual(written, self._digest(ssh))
+
+        self.servers_client.reboot_server(server['id'], type='HARD')
+        waiters.wait_for_server_status(self.servers_client, server['id'],
+                                       'ACTIVE')
+        ssh = self.get_remote_client(ip, private_key=keypair['private_key'],
+                                     server=server)
+        self.assertEqual(written, self._digest(ssh))
+        size = ssh.exec_command('stat -c %%s %s' % PROBE).strip()
+        self.assertEqual(str(PROBE_MIB << 20), size)
