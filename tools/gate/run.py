@@ -172,6 +172,18 @@ def scan_for_secrets(bed):
     return found
 
 
+def check_logs(bed, tag='[gate]'):
+    """0 when no service log holds a password, else 1 (printed)."""
+    leaks = scan_for_secrets(bed)
+    if leaks:
+        print('%s FAILED: passwords in log lines: %s' % (
+            tag, ', '.join(leaks[:20])), flush=True)
+        return 1
+    print('%s no password in any service log (%s)' % (
+        tag, ', '.join(sorted(os.listdir(bed.logs)))), flush=True)
+    return 0
+
+
 def report(subunit_bytes):
     import io
 
@@ -292,14 +304,7 @@ def main():
                 print('[gate] a cinder-volume of the cluster killed under '
                       'load', flush=True)
                 code |= cluster_fault_round(bed, args.results_dir)
-            leaks = scan_for_secrets(bed)
-            if leaks:
-                print('[gate] FAILED: passwords in log lines: %s' %
-                      ', '.join(leaks[:20]), flush=True)
-                return 1
-            print('[gate] no password in any service log (%s)' %
-                  ', '.join(sorted(os.listdir(bed.logs))), flush=True)
-            return code
+            return check_logs(bed) or code
         finally:
             bed.down()
     except bed_mod.BedError as e:

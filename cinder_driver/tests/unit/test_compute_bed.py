@@ -25,6 +25,7 @@ from oslo_config import cfg
 import testtools
 
 from tempest_plugin import plugin
+from tempest_plugin.workload import report
 from tools.gate.compute import brick
 from tools.gate.compute import conf
 from tools.gate.compute import image
@@ -332,6 +333,25 @@ class ConfigurationTestCase(testtools.TestCase):
                          mongo.topologies)
         self.assertIn('TCG', mongo.run_label)
         self.assertTrue(opts.cinder_flash_feature_enabled.mongodb_scenarios)
+
+
+class ResultsTestCase(testtools.TestCase):
+
+    def test_tables_come_from_the_results_stream(self):
+        import io
+
+        import subunit
+        out = io.BytesIO()
+        stream = subunit.StreamResultToBytes(out)
+        stream.status(test_id='t.standalone', test_status='inprogress')
+        stream.status(test_id='t.standalone', file_name=report.DETAIL_NAME,
+                      file_bytes=b'| standalone | dedup |', eof=True,
+                      mime_type='text/plain; charset=utf8')
+        stream.status(test_id='t.standalone', file_name='other',
+                      file_bytes=b'not a table', eof=True)
+        stream.status(test_id='t.standalone', test_status='success')
+        self.assertEqual(['| standalone | dedup |'],
+                         compute_run.mongodb_tables(out.getvalue()))
 
 
 def _guest_script():

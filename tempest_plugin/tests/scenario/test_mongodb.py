@@ -27,10 +27,10 @@ from tempest.common import waiters
 from tempest import config
 from tempest.lib.common.utils import data_utils
 from tempest.lib import decorators
-from tempest.scenario import manager
 from testtools import content as testtools_content
 
 from tempest_plugin import config as config_groups
+from tempest_plugin.tests.scenario import base
 from tempest_plugin.workload import dataset
 from tempest_plugin.workload import report
 from tempest_plugin.workload import topology
@@ -53,7 +53,7 @@ def _library():
     return base64.b64encode(buf.getvalue()).decode()
 
 
-class MongoDBScenarioTest(manager.ScenarioTest):
+class MongoDBScenarioTest(base.VolumeBootScenarioTest):
 
     credentials = ['primary', 'admin']
 
@@ -64,9 +64,6 @@ class MongoDBScenarioTest(manager.ScenarioTest):
             raise cls.skipException('MongoDB scenarios are disabled '
                                     '([cinder_flash_feature_enabled] '
                                     'mongodb_scenarios)')
-        for service in ('nova', 'glance', 'neutron'):
-            if not getattr(CONF.service_available, service):
-                raise cls.skipException('%s is not available' % service)
         if not MONGO.image_ref:
             raise cls.skipException('[cinder_flash_mongodb] image_ref is '
                                     'not set')
@@ -76,11 +73,20 @@ class MongoDBScenarioTest(manager.ScenarioTest):
         super().setup_clients()
         cls.stats = cls.os_admin.volume_scheduler_stats_client_latest
 
+    def _backend(self, volume_type):
+        """The backend of a volume type named in tempest.conf."""
+        types = self.os_admin.volume_types_client_latest
+        # Cinder shows a type by ID only; the configuration names it.
+        for vtype in types.list_volume_types()['volume_types']:
+            if volume_type in (vtype['name'], vtype['id']):
+                specs = types.show_volume_type(vtype['id'])['volume_type'][
+                    'extra_specs']
+                return specs.get('volume_backend_name')
+        self.fail('no volume type %s' % volume_type)
+
     def _pool(self, volume_type):
         pools = self.stats.list_pools(detail=True)['pools']
-        backend = self.os_admin.volume_types_client_latest.show_volume_type(
-            volume_type)['volume_type']['extra_specs'].get(
-                'volume_backend_name')
+        backend = self._backend(volume_type)
         for pool in pools:
             if pool['capabilities'].get('volume_backend_name') == backend:
                 return pool['capabilities']
@@ -108,19 +114,9 @@ class MongoDBScenarioTest(manager.ScenarioTest):
         volume = self.create_volume(
             size=MONGO.volume_size, imageRef=MONGO.image_ref,
             volume_type=volume_type, name=data_utils.rand_name(role))
-        server = self.create_server(
-            image_id='', flavor=MONGO.flavor_ref or CONF.compute.flavor_ref,
-            key_name=keypair['name'],
-            security_groups=[{'name': security_group['name']}],
-            block_device_mapping_v2=[{
-                'uuid': volume['id'], 'source_type': 'volume',
-                'destination_type': 'volume', 'boot_index': 0,
-                'delete_on_termination': False}],
-            wait_until='ACTIVE')
-        ip = self.get_server_ip(server)
-        ssh = self.get_remote_client(ip, username=MONGO.ssh_user,
-                                     private_key=keypair['private_key'],
-                                     server=server)
+        _server, ip, ssh = self.boot_from_volume(
+            volume, keypair, security_group, username=MONGO.ssh_user,
+            flavor=MONGO.flavor_ref or CONF.compute.flavor_ref)
         if MONGO.install_method == 'package':
             ssh.exec_command('sudo apt-get install -y mongodb-org || '
                              'sudo dnf install -y mongodb-org')

@@ -10,21 +10,19 @@ from tempest.common import waiters
 from tempest import config
 from tempest.lib.common.utils import data_utils
 from tempest.lib import decorators
-from tempest.scenario import manager
+
+from tempest_plugin.tests.scenario import base
 
 CONF = config.CONF
 PROBE = '/var/tmp/cinder-flash-probe'
 PROBE_MIB = 16
 
 
-class VolumeDataScenarioTest(manager.ScenarioTest):
+class VolumeDataScenarioTest(base.VolumeBootScenarioTest):
 
     @classmethod
     def skip_checks(cls):
         super().skip_checks()
-        for service in ('nova', 'glance', 'neutron'):
-            if not getattr(CONF.service_available, service):
-                raise cls.skipException('%s is not available' % service)
         if not CONF.validation.run_validation:
             raise cls.skipException('[validation] run_validation is off: '
                                     'the test reads back over SSH')
@@ -45,17 +43,7 @@ class VolumeDataScenarioTest(manager.ScenarioTest):
             name=data_utils.rand_name('boot'))
         keypair = self.create_keypair()
         group = self.create_security_group()
-        server = self.create_server(
-            image_id='', key_name=keypair['name'],
-            security_groups=[{'name': group['name']}],
-            block_device_mapping_v2=[{
-                'uuid': volume['id'], 'source_type': 'volume',
-                'destination_type': 'volume', 'boot_index': 0,
-                'delete_on_termination': False}],
-            wait_until='ACTIVE')
-        ip = self.get_server_ip(server)
-        ssh = self.get_remote_client(ip, private_key=keypair['private_key'],
-                                     server=server)
+        server, ip, ssh = self.boot_from_volume(volume, keypair, group)
         # The root disk is the volume.
         root = ssh.exec_command("findmnt -n -o SOURCE /").strip()
         self.assertTrue(root.startswith('/dev/vda'), root)
