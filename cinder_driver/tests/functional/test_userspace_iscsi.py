@@ -19,8 +19,8 @@ from unittest import mock
 import fixtures
 from os_brick import exception as brick_exception
 
-from cinder_driver.tests.functional import iscsi_client
 from cinder_driver.tests.functional import k2_driver_base
+from reference_array.tests import iscsi_client
 from tools.gate.compute import brick
 from tools import iscsi_loop
 
