@@ -295,8 +295,10 @@ class ComputeBed(bed_mod.Bed):
             'neutron.cmd.plugins.macvtap_neutron_agent:main',
             '--config-file', main, '--config-file', agent],
             env=dict(self.env, PYTHONPATH=ROOT), cwd=ROOT)
+        # Its first report waits for RPC and a scan of the interfaces;
+        # on a loaded 2-core machine that has taken over 3 minutes.
         self._wait('the macvtap agent reporting to Neutron',
-                   lambda: self._agent_alive('macvtap'), 180,
+                   lambda: self._agent_alive('macvtap'), 480,
                    'neutron-macvtap-agent')
         log('Neutron up (ML2/macvtap on %s)' % network.PHYS)
 
