@@ -172,6 +172,17 @@ def scan_for_secrets(bed):
     return found
 
 
+def by_hand(bed, command):
+    """``up`` or ``down`` of a bed kept by hand; False for other commands."""
+    if command == 'up':
+        bed.up()
+        return True
+    if command == 'down':
+        bed.down()
+        return True
+    return False
+
+
 def check_logs(bed, tag='[gate]'):
     """0 when no service log holds a password, else 1 (printed)."""
     leaks = scan_for_secrets(bed)
@@ -286,11 +297,7 @@ def main():
     bed = bed_mod.Bed(args.state_dir,
                       cluster=args.coordinator if args.cluster else None)
     try:
-        if args.command == 'up':
-            bed.up()
-            return 0
-        if args.command == 'down':
-            bed.down()
+        if by_hand(bed, args.command):
             return 0
         bed.up()
         try:

@@ -166,11 +166,7 @@ def main():
     regex = args.regex or (SMOKE_REGEX if args.smoke else FULL_REGEX)
     bed = cloud.ComputeBed(args.state_dir)
     try:
-        if args.command == 'up':
-            bed.up()
-            return 0
-        if args.command == 'down':
-            bed.down()
+        if gate_run.by_hand(bed, args.command):
             return 0
         if args.command == 'test':
             return run(bed, regex, args.results_dir)
