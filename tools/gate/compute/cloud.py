@@ -76,7 +76,8 @@ def ensure_cvenv():
 
 class ComputeBed(bed_mod.Bed):
 
-    ports = dict(bed_mod.PORTS, **conf.PORTS)
+    def ports(self):
+        return dict(super().ports(), **conf.PORTS)
 
     def __init__(self, state_dir):
         super().__init__(state_dir)
