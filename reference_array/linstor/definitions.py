@@ -23,7 +23,7 @@ class Definitions(object):
             entry = {'type': layer}
             if layer == 'DRBD':
                 entry['data'] = {
-                    'peer_slots': 7,
+                    'peer_slots': rd.get('peer_slots', rec.DEFAULT_PEER_SLOTS),
                     'al_stripes': 1,
                     'al_stripe_size_kib': 32,
                     'port': rd['port'],
@@ -72,7 +72,10 @@ class Definitions(object):
         ]
 
     def resource_definition(self, name):
-        return self.rd_view(self.records.rd(name), with_vds=True)
+        # LINSTOR 1.33's single-definition GET carries no volume
+        # definitions, whatever ``with_volume_definitions`` says; the list
+        # GET does when asked.
+        return self.rd_view(self.records.rd(name))
 
     def _generated_name(self, external):
         try:
@@ -85,7 +88,33 @@ class Definitions(object):
             candidate = 'LS_' + str(uuid.uuid4()).upper()
         return candidate
 
-    def new_rd(self, name, external, rg_name, props, layers, refs_op):
+    @staticmethod
+    def drbd_port(body, op):
+        """The ``drbd_port`` of a create or modify, range-checked.
+
+        LINSTOR 1.33 checks the range only: the port is a preference per
+        node, and two definitions may ask for the same one.
+        """
+        value = body.get('drbd_port')
+        if value is None:
+            return None
+        port = fields.integer(value, 'drbd_port', -2**31)
+        if not rec.PORT_MIN <= port <= rec.PORT_MAX:
+            raise outcomes.refused(
+                'out_of_range', 'TCP port number %d is out of range '
+                '[%d - %d]' % (port, rec.PORT_MIN, rec.PORT_MAX),
+                obj='rsc_dfn', op=op)
+        return port
+
+    @staticmethod
+    def peer_slots(body):
+        """``drbd_peer_slots``: LINSTOR 1.33 takes any number here."""
+        value = body.get('drbd_peer_slots')
+        return None if value is None else fields.integer(
+            value, 'drbd_peer_slots', -2**31)
+
+    def new_rd(self, name, external, rg_name, props, layers, refs_op,
+               port=None, peer_slots=None):
         if not name:
             if not external:
                 raise outcomes.refused(
@@ -102,7 +131,8 @@ class Definitions(object):
             layers = rg['select_filter'].get('layer_stack') or [
                 'DRBD', 'STORAGE'
             ]
-        port = rec.PORT_BASE + self.store.next_id('ls_port')
+        if port is None:
+            port = rec.PORT_BASE + self.store.next_id('ls_port')
         rd = {
             'name': name,
             'rg': rg['name'],
@@ -111,7 +141,11 @@ class Definitions(object):
             'uuid': str(uuid.uuid4()),
             'port': port,
             'secret': uuid.uuid4().hex[:20],
+            'peer_slots': rec.DEFAULT_PEER_SLOTS if peer_slots is None
+            else peer_slots,
             'vds': [],
+            # minor -> volume number: the store finds a minor in use by key.
+            'minors': {},
             'resources': {},
             'snapshots': {},
             'clones': {}
@@ -132,12 +166,13 @@ class Definitions(object):
                 e.get('type') if isinstance(e, dict) else e
                 for e in spec['layer_data']
             ], 'layer_data')
+        port = self.drbd_port(body, 'create')
         with self.store.transaction():
             rd = self.new_rd(
                 spec.get('name'), spec.get('external_name'),
                 spec.get('resource_group_name'),
-                fields.properties(spec, 'props', 'resource definition'),
-                layers, 'create')
+                fields.properties(spec, 'props', 'rsc_dfn'),
+                layers, 'create', port, self.peer_slots(body))
         return [
             outcomes.report(
                 'ok', 'created', "New resource definition '%s' "
@@ -148,7 +183,13 @@ class Definitions(object):
     def modify_rd(self, name, body):
         with self.store.transaction():
             rd = self.records.rd(name, op='modify')
-            fields.apply_props(rd['props'], body, name)
+            port = self.drbd_port(body, 'modify')
+            if port is not None:
+                rd['port'] = port
+            slots = self.peer_slots(body)
+            if slots is not None:
+                rd['peer_slots'] = slots
+            fields.apply_props(rd['props'], body, 'rsc_dfn')
             for space in fields.strings(body, 'delete_namespaces', name):
                 for key in [
                         k for k in rd['props']
@@ -221,9 +262,42 @@ class Definitions(object):
                                    op=op)
         return size_kib
 
-    def add_vd(self, rd, number, size_kib, props=None, flags=(), layer=None):
+    def _minor(self, rd, wanted):
+        """A DRBD minor for a new volume: ``wanted``, or the next free one.
+
+        LINSTOR refuses a minor out of range or in use.
+        """
+        def used(minor):
+            return str(minor) in rd.get('minors', {}) or self.store.count(
+                rec.RDS, 'minors.key', str(minor))
+        if wanted is None:
+            minor = rec.MINOR_BASE - 1 + self.store.next_id('ls_minor')
+            while used(minor):
+                minor = rec.MINOR_BASE - 1 + self.store.next_id('ls_minor')
+            return minor
+        minor = fields.integer(wanted, 'drbd_minor_number', -2**31)
+        if not 0 <= minor <= rec.MINOR_NR_MAX:
+            raise outcomes.refused(
+                'minor_nr', "The specified minor number '%d' is invalid." %
+                minor, obj='vlm_dfn', op='create',
+                cause='Minor number %d is out of range [0 - %d]' % (
+                    minor, rec.MINOR_NR_MAX))
+        if used(minor):
+            raise outcomes.refused(
+                'minor_nr', "The specified minor number '%d' is invalid." %
+                minor, obj='vlm_dfn', op='create',
+                cause='Minor number %d is already in use' % minor)
+        return minor
+
+    def add_vd(self, rd, number, size_kib, props=None, flags=(), layer=None,
+               minor=None):
         if number is None:
             number = max([vd['volume_number'] for vd in rd['vds']] + [-1]) + 1
+        if not 0 <= number <= rec.VOLUME_NR_MAX:
+            raise outcomes.refused(
+                'vlm_nr', "The specified volume number '%d' is invalid. "
+                'Volume numbers have to be in range of 0 - %d.' % (
+                    number, rec.VOLUME_NR_MAX), obj='vlm_dfn', op='create')
         if any(vd['volume_number'] == number for vd in rd['vds']):
             raise outcomes.exists(
                 'vlm_dfn', 'Volume definition %d of %s' % (number, rd['name']))
@@ -234,11 +308,12 @@ class Definitions(object):
             'props': dict(props or {}),
             'flags': list(flags),
             'uuid': str(uuid.uuid4()),
-            'minor': rec.MINOR_BASE - 1 + self.store.next_id('ls_minor'),
+            'minor': self._minor(rd, minor),
             '_layer': layer if layer is not None else self.engine.new_layer(
                 dedup=True)
         }
         rd['vds'].append(vd)
+        rd.setdefault('minors', {})[str(vd['minor'])] = number
         return vd
 
     def volume_definitions(self, name):
@@ -258,9 +333,10 @@ class Definitions(object):
             number = spec.get('volume_number')
             vd = self.add_vd(
                 rd, None if number is None else fields.integer(
-                    number, 'volume_number'), spec.get('size_kib'),
-                fields.properties(spec, 'props', name),
-                fields.strings(spec, 'flags', name))
+                    number, 'volume_number', -2**31), spec.get('size_kib'),
+                fields.properties(spec, 'props', 'vlm_dfn'),
+                fields.strings(spec, 'flags', name),
+                minor=body.get('drbd_minor_number'))
             self.nodes.check_space(rd, None)
             self.records.put(rec.RDS, rd)
         return [
@@ -274,21 +350,14 @@ class Definitions(object):
         ]
 
     def modify_vd(self, name, number, body):
+        failed = []
         with self.store.transaction():
             rd = self.records.rd(name, op='modify')
             vd = self._vd(rd, number)
             if body.get('size_kib') is not None:
-                size = self._size(body['size_kib'], 'modify')
-                if size < vd['size_kib'] and rd['resources']:
-                    raise outcomes.refused(
-                        'volume_size', 'Volume %d of %s '
-                        'is deployed and cannot shrink from '
-                        '%d to %d KiB' %
-                        (number, rd['name'], vd['size_kib'], size),
-                        obj='vlm_dfn', op='modify')
-                vd['size_kib'] = size
-                self.nodes.check_space(rd, None)
-            fields.apply_props(vd['props'], body, name)
+                failed = self._resize(rd, vd, fields.integer(
+                    body['size_kib'], 'size_kib', 1))
+            fields.apply_props(vd['props'], body, 'vlm_dfn')
             self.records.put(rec.RDS, rd)
         return [
             outcomes.report(
@@ -298,7 +367,48 @@ class Definitions(object):
                     'RscDfn': rd['name'],
                     'VlmNr': str(number)
                 })
-        ]
+        ] + failed
+
+    def _resize(self, rd, vd, size):
+        """Resize ``vd``; the reports of satellites that failed to.
+
+        As LINSTOR 1.33: thick pools must hold the growth (else nothing
+        changes); thin pools are not held to their oversubscription
+        limit. The controller's part always takes effect, so a size no
+        satellite can make stays on the definition, flagged RESIZE, and
+        its replicas keep their old size.
+        """
+        number = vd['volume_number']
+        old = vd['size_kib']
+        if size < old and rd['resources']:
+            raise outcomes.refused(
+                'volume_size', 'Volume %d of %s is deployed and cannot '
+                'shrink from %d to %d KiB' % (number, rd['name'], old, size),
+                obj='vlm_dfn', op='modify')
+        vd['size_kib'] = size
+        if size > old:
+            # The pools' usage is read from the store: store the growth
+            # first (the transaction undoes it on a refusal).
+            self.records.put(rec.RDS, rd)
+            self.nodes.check_space(rd, None, grown_kib=size - old)
+        diskful = sorted(n for n, r in rd['resources'].items()
+                         if not r['diskless'])
+        # Beyond 1000 pools no device is made either (see _size).
+        if size <= min(rec.SATELLITE_MAX_KIB, self.pool_kib * 1000) or \
+                not diskful:
+            vd.pop('usable_kib', None)
+            vd['flags'] = [f for f in vd['flags'] if f != 'RESIZE']
+            return []
+        vd.setdefault('usable_kib', old)
+        if 'RESIZE' not in vd['flags']:
+            vd['flags'].append('RESIZE')
+        return [outcomes.report(
+            'error', 'failed', '(%s) Failed to resize volume %d of '
+            "resource '%s' to %d KiB: no device of that size can be "
+            'made' % (node, number, rd['name'], size),
+            obj='vlm_dfn', op='modify',
+            refs={'RscDfn': rd['name'], 'VlmNr': str(number)})
+            for node in diskful]
 
     def delete_vd(self, name, number):
         with self.store.transaction():
@@ -313,6 +423,7 @@ class Definitions(object):
                         obj='vlm_dfn', op='delete')
                 ]
             rd['vds'].remove(vd)
+            rd.get('minors', {}).pop(str(vd['minor']), None)
             self.engine.release(vd['_layer'])
             self.records.put(rec.RDS, rd)
         return [

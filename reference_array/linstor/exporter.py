@@ -12,6 +12,8 @@ from reference_array.linstor import records as records_mod
 
 
 INITIATOR_PREFIX = 'iqn.2026-11.io.cinder-flash:linstor.'
+# LUNs a target addresses (SAM's flat space).
+MAX_LUNS = 16384
 
 
 def node_initiator(node_name):
@@ -67,10 +69,14 @@ class LinstorExporter(devices.Exporter):
         luns = {}
         for rd in self.records.definitions_on(node):
             for vd in rd['vds']:
-                luns[vd['minor'] - records_mod.MINOR_BASE] = LinstorDevice(
+                lun = vd['minor'] - records_mod.MINOR_BASE
+                # A minor a client chose may fall outside the LUN range.
+                if not 0 <= lun < MAX_LUNS:
+                    continue
+                luns[lun] = LinstorDevice(
                     self.store, self.engine, self.records,
                     self.system_id, rd['name'], vd['volume_number'],
-                    vd['size_kib'], vd['minor'])
+                    records_mod.usable_kib(vd), vd['minor'])
         return luns
 
     def chap_for(self, initiator):

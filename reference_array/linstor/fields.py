@@ -9,30 +9,41 @@ import re
 from reference_array.linstor import outcomes
 from reference_array.linstor import props as linstorprops
 
-NAME = re.compile(r'^[A-Za-z_][A-Za-z0-9_-]{1,47}$')
+NAME = re.compile(r'[A-Za-z_][A-Za-z0-9_-]{1,47}')
 LAYERS = ('DRBD', 'LUKS', 'STORAGE', 'NVME', 'WRITECACHE', 'CACHE',
           'BCACHE')
 
 
-def properties(body, field, where):
+def _prop_refusal(key, value, why, kind, op):
+    if why.startswith("The key '"):
+        message = 'Invalid property key: %s' % key
+    else:
+        message = 'Invalid property(%s) value: %s' % (key, value)
+    return outcomes.refused('prop', message, obj=kind, op=op, cause=why)
+
+
+def properties(body, field, kind, op='create'):
+    """The properties in ``body[field]``, each whitelisted for ``kind``."""
     value = body.get(field)
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise outcomes.invalid('%s: %s must be an object' % (where, field),
-                               'prop')
+        raise outcomes.invalid('%s must be an object' % field, 'prop',
+                               obj=kind, op=op)
     for key, val in value.items():
-        why = linstorprops.check(key, val)
+        why = linstorprops.check(key, val, kind)
         if why:
-            raise outcomes.invalid('Invalid property %s=%r: %s' % (
-                key, val, why), 'prop')
+            raise _prop_refusal(key, val, why, kind, op)
     return dict(value)
 
 
-def apply_props(props, body, where):
+def apply_props(props, body, kind):
     """``override_props`` and ``delete_props`` of a modify request."""
-    props.update(properties(body, 'override_props', where))
-    for key in strings(body, 'delete_props', where):
+    props.update(properties(body, 'override_props', kind, 'modify'))
+    for key in strings(body, 'delete_props', kind):
+        why = linstorprops.key_refused(key, kind)
+        if why:
+            raise _prop_refusal(key, None, why, kind, 'modify')
         props.pop(key, None)
 
 
@@ -63,14 +74,29 @@ def integer(value, field, minimum=0):
     return number
 
 
+def _name_fault(name):
+    """Why LINSTOR refuses ``name``, in its words."""
+    if len(name) < 2 or len(name) > 48:
+        return 'Invalid name: Name length %d is not in the range 2 - 48' % (
+            len(name))
+    if not (name[0].isascii() and (name[0].isalpha() or name[0] == '_')):
+        return 'Invalid name: Must begin with a letter or underscore'
+    bad = next(c for c in name if not (c.isascii() and (
+        c.isalnum() or c in '_-')))
+    return "Invalid name: Cannot contain character '%s'" % bad
+
+
 def check_name(name, obj, what):
-    if not isinstance(name, str) or not NAME.match(name):
-        raise outcomes.invalid(
-            'Invalid %s name %r: 2 to 48 characters, a letter or _ first, '
-            'then letters, digits, _ or -' % (what, name),
+    # fullmatch: LINSTOR refuses a name with a newline at its end, which
+    # a match up to '$' would let through.
+    if not isinstance(name, str) or not NAME.fullmatch(name):
+        cause = _name_fault(name) if isinstance(name, str) and name else \
+            'Invalid name: the name is empty'
+        raise outcomes.refused(
             {'rsc_dfn': 'rsc_name', 'rsc_grp': 'rsc_name',
-             'snapshot': 'snapshot_name'}.get(obj, 'request'), obj=obj,
-            op='create')
+             'snapshot': 'snapshot_name'}.get(obj, 'request'),
+            'The specified %s name %r is invalid.' % (what, name), obj=obj,
+            op='create', cause=cause)
     return name
 
 

@@ -14,7 +14,7 @@ class Groups(object):
         self.records = records
         self.store = records.store
 
-    def select_filter(self, value, where):
+    def select_filter(self, value, where, check_pools=True):
         if value is None:
             return {}
         if not isinstance(value, dict):
@@ -49,7 +49,7 @@ class Groups(object):
                 out[key] = bool(val)
             else:
                 out[key] = val
-        for pool in out.get('storage_pool_list', []):
+        for pool in out.get('storage_pool_list', []) if check_pools else ():
             if not self.store.count(rec.NODES, 'pools.key', pool):
                 raise outcomes.refused('no_pool',
                                        "Storage pool '%s' not found." % pool,
@@ -72,8 +72,24 @@ class Groups(object):
     def resource_group(self, name):
         return self.rg_view(self.records.rg(name))
 
+    @staticmethod
+    def _peer_slots(body):
+        """LINSTOR checks a group's peer slots against DRBD's 31 peers."""
+        value = body.get('peer_slots')
+        if value is None:
+            return None
+        slots = fields.integer(value, 'peer_slots', -2**31)
+        if not 0 <= slots <= rec.DRBD_MAX_PEERS:
+            # LINSTOR answers with a bare exception, no object or op.
+            raise outcomes.refused(
+                'out_of_range', 'Exception thrown.', details='given '
+                'peer_slots is out of range: %d. Allowed: 0 - %d' % (
+                    slots, rec.DRBD_MAX_PEERS))
+        return slots
+
     def create_rg(self, body):
         name = fields.check_name(body.get('name'), 'rsc_grp', 'resource group')
+        slots = self._peer_slots(body)
         with self.store.transaction():
             if self.records.find(rec.RGS, name):
                 raise outcomes.exists('rsc_grp', "Resource group '%s'" % name,
@@ -82,7 +98,10 @@ class Groups(object):
                 rec.RGS, {
                     'name': name,
                     'description': str(body.get('description') or ''),
-                    'props': fields.properties(body, 'props', name),
+                    # LINSTOR 1.33 ignores the props of a group create:
+                    # they are set with a modify.
+                    'props': {},
+                    'peer_slots': slots,
                     'select_filter': self.select_filter(
                         body.get('select_filter'), name),
                     'uuid': str(uuid.uuid4()),
@@ -97,9 +116,12 @@ class Groups(object):
     def modify_rg(self, name, body):
         with self.store.transaction():
             rg = self.records.rg(name, op='modify')
+            slots = self._peer_slots(body)
+            if slots is not None:
+                rg['peer_slots'] = slots
             if body.get('description') is not None:
                 rg['description'] = str(body['description'])
-            fields.apply_props(rg['props'], body, name)
+            fields.apply_props(rg['props'], body, 'rsc_grp')
             if body.get('select_filter') is not None:
                 rg['select_filter'].update(
                     self.select_filter(body['select_filter'], name))
@@ -154,7 +176,7 @@ class Groups(object):
                                       'Volume group %d of %s' % (number, name))
             rg['volume_groups'].append({
                 'volume_number': number,
-                'props': fields.properties(body, 'props', name),
+                'props': fields.properties(body, 'props', 'vlm_grp'),
                 'flags': fields.strings(body, 'flags', name),
                 'uuid': str(uuid.uuid4())
             })

@@ -61,7 +61,13 @@ class Nodes(object):
                 })
 
     def pool_usage(self, node_name, pool_name):
-        """(used KiB, layers) of one node's pool."""
+        """(used KiB, reserved KiB) of one node's pool.
+
+        Used is what the pool's free space lacks: the volumes' sizes in a
+        thick pool, the bytes written in a thin one. Reserved is what
+        LINSTOR counts against a thin pool's oversubscription: the sizes
+        of its volumes.
+        """
         thin = rec.PROVIDERS[self.records.node(node_name)['pools'][pool_name]
                              ['provider_kind']][0]
         layers, fat = [], 0
@@ -75,9 +81,27 @@ class Nodes(object):
                         'pools', {}).get(node_name) == pool_name:
                     layers += [v['_layer'] for v in snap['vds']]
         if not thin:
-            return fat, layers
+            return fat, fat
         _logical, physical = self.engine.usage(layers)
-        return -(-physical // 1024), layers
+        return -(-physical // 1024), fat
+
+    def room(self, node_name, pool_name):
+        """(free KiB, the largest new volume KiB) of one node's pool.
+
+        LINSTOR's rule for thin pools: a new volume may be as large as the
+        smaller of the free space times the oversubscription ratio and
+        the capacity times the ratio less the sizes already placed there.
+        Resizes are not held to it.
+        """
+        kind = self.records.node(node_name)['pools'][pool_name][
+            'provider_kind']
+        used, reserved = self.pool_usage(node_name, pool_name)
+        free = max(self.pool_kib - used, 0)
+        if not rec.PROVIDERS[kind][0]:
+            return free, free
+        return free, max(min(int(free * rec.THIN_RATIO),
+                             int(self.pool_kib * rec.THIN_RATIO) - reserved),
+                         0)
 
     def _pool_view(self, node, name):
         pool = node['pools'][name]
@@ -101,7 +125,7 @@ class Nodes(object):
         if kind == 'DISKLESS':
             view['free_capacity'] = view['total_capacity'] = rec.INT64_MAX
         else:
-            used, _layers = self.pool_usage(node['name'], name)
+            used, _reserved = self.pool_usage(node['name'], name)
             total, free = self.engine.bounded(self.pool_kib * 1024,
                                               used * 1024)
             view['total_capacity'] = total // 1024
@@ -192,10 +216,16 @@ class Nodes(object):
     def delete_controller_prop(self, key):
         return self.set_controller_props({'delete_props': [key]})
 
-    def check_space(self, rd, nodes):
-        """Thick pools must hold every volume of their replicas."""
+    def check_space(self, rd, nodes, grown_kib=None):
+        """Thick pools must hold every volume of their replicas.
+
+        ``grown_kib``: the growth of a volume definition being resized,
+        refused as LINSTOR refuses it (FAIL_NOT_ENOUGH_FREE_SPACE on the
+        volume definition, naming the pools short of space).
+        """
         need = sum(vd['size_kib'] for vd in rd['vds'])
-        for node_name, rsc in rd['resources'].items():
+        short = []
+        for node_name, rsc in sorted(rd['resources'].items()):
             if nodes is not None and node_name not in nodes:
                 continue
             pool = rsc.get('pool')
@@ -204,12 +234,19 @@ class Nodes(object):
             kind = self.records.node(node_name)['pools'][pool]['provider_kind']
             if rec.PROVIDERS[kind][0]:
                 continue
-            used, _layers = self.pool_usage(node_name, pool)
+            used, _reserved = self.pool_usage(node_name, pool)
             if used > self.pool_kib:
-                raise outcomes.refused(
-                    'no_space', 'Not enough '
-                    'free space in %s on %s for %d KiB' %
-                    (pool, node_name, need), obj='rsc', op='create')
+                short.append('Node: %s, StorPool: %s' % (node_name, pool))
+        if short and grown_kib is not None:
+            raise outcomes.refused(
+                'no_space', 'Cannot grow the volume definition by %dKiB, as '
+                'the following storage pool do not have enough free '
+                'space:\n%s' % (grown_kib, '\n'.join(short)),
+                obj='vlm_dfn', op='modify', refs={'RscDfn': rd['name']})
+        if short:
+            raise outcomes.refused(
+                'no_space', 'Not enough free space in %s for %d KiB' % (
+                    ', '.join(short), need), obj='rsc', op='create')
 
     def usage(self):
         """(logical, physical) bytes of every LINSTOR volume."""

@@ -21,11 +21,18 @@ REASONS = {
     'request': errors.Invalid, 'in_use': errors.Conflict,
     'no_space': errors.Conflict, 'no_nodes': errors.Conflict,
     'no_snapshots': errors.NotAllowed, 'no_pool': errors.NotFound,
+    'exists': errors.Conflict, 'vlm_nr': errors.Invalid,
+    'minor_nr': errors.Invalid, 'out_of_range': errors.Invalid,
+    'no_clone': errors.NotAllowed,
 }
 
 
 def report(level, event, message, obj=None, op=None, refs=None):
-    """``level``: 'ok', 'info' or 'warn'."""
+    """A report; ``level``: 'ok', 'info', 'warn' or 'error'.
+
+    'error' is a step that failed after others took effect: the call
+    answers 500 with all of them.
+    """
     return Report(level, event, message, obj, op, dict(refs or {}))
 
 
@@ -49,6 +56,7 @@ def invalid(message, reason='request', obj=None, op=None):
     return errors.Invalid(message, subject=obj, reason=reason, op=op)
 
 
-def refused(reason, message, obj=None, op=None, refs=None):
+def refused(reason, message, obj=None, op=None, refs=None, **more):
+    """``more``: what else the wire entry says (``cause``, ``details``)."""
     return REASONS[reason](message, subject=obj, reason=reason, op=op,
-                           refs=refs)
+                           refs=refs, **more)

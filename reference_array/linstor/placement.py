@@ -3,6 +3,7 @@
 import re
 import uuid
 
+from reference_array.core import errors
 from reference_array.linstor import fields
 from reference_array.linstor import outcomes
 from reference_array.linstor import records as rec
@@ -53,14 +54,13 @@ class Placement(object):
                 if not pools and pool_name != rec.DEFAULT_POOL and \
                         rec.DEFAULT_POOL in node['pools']:
                     continue
-                used, _layers = self.nodes.pool_usage(name, pool_name)
-                free = self.pool_kib - used
-                if not rec.PROVIDERS[kind][0] and free < size:
+                free, largest = self.nodes.room(name, pool_name)
+                if largest < size:
                     continue
                 if best is None or free > best[1]:
-                    best = (pool_name, free)
+                    best = (pool_name, free, largest)
             if best:
-                out.append((name, best[0], best[1], node['props']))
+                out.append((name, best[0], best[1], node['props'], best[2]))
         out.sort(key=lambda c: (-c[2], c[0]))
         return out
 
@@ -132,7 +132,7 @@ class Placement(object):
                     "deployed on %d nodes" % (rd['name'], want), obj='rsc',
                     op='create', refs={'RscDfn': rd['name']}))
         else:
-            for name, pool, _free, _props in self._pick(
+            for name, pool, _free, _props, _largest in self._pick(
                     rd, flt, want - len(diskful)):
                 self.add_resource(rd, name, pool, False)
                 entries.append(outcomes.resource_created(rd['name'], name))
@@ -188,7 +188,18 @@ class Placement(object):
             if not body.get('definitions_only'):
                 flt = self.groups.select_filter(body.get('select_filter'),
                                                 rg_name)
-                entries += self._place(rd, self._merged_filter(rd, flt))
+                try:
+                    entries += self._place(rd, self._merged_filter(rd, flt))
+                except errors.Conflict as exc:
+                    if exc.reason != 'no_nodes':
+                        raise
+                    # A spawn's placement fails on the group, as LINSTOR
+                    # reports it.
+                    raise outcomes.refused(
+                        'no_nodes', 'Not enough available nodes',
+                        obj='rsc_grp', op='create',
+                        refs={'RscDfn': rd['name'], 'RscGrp': rg_name},
+                        details=exc.message)
             self.records.put(rec.RDS, rd)
         return entries
 
@@ -201,10 +212,6 @@ class Placement(object):
         count = flt.get('place_count', rec.DEFAULT_PLACE_COUNT)
         probe = {'name': '', 'resources': {}, 'vds': [], 'layers': []}
         cands = self._candidates(probe, flt)
-        thin = []
-        for name, pool, _free, _props in cands:
-            kind = self.records.node(name)['pools'][pool]['provider_kind']
-            thin.append(rec.PROVIDERS[kind][0])
         info = {
             'default_max_oversubscription_ratio': rec.THIN_RATIO,
             'max_oversubscription_ratio': rec.THIN_RATIO,
@@ -215,13 +222,58 @@ class Placement(object):
             info.update(max_vlm_size_in_kib=0, available_size_in_kib=0,
                         capacity_in_kib=0, next_spawn_result=[])
         else:
-            nth = cands[count - 1]
-            ratio = rec.THIN_RATIO if all(thin[:count]) else 1.0
+            chosen = cands[:count]
             info.update(
-                max_vlm_size_in_kib=int(nth[2] * ratio),
-                available_size_in_kib=nth[2], capacity_in_kib=self.pool_kib,
+                max_vlm_size_in_kib=min(c[4] for c in chosen),
+                available_size_in_kib=min(c[2] for c in chosen),
+                capacity_in_kib=self.pool_kib,
                 next_spawn_result=[{
                     'node_name': c[0],
                     'stor_pool_name': c[1]
                 } for c in cands[:count]])
         return {'space_info': info, 'reports': []}
+
+    def max_volume_sizes(self, flt):
+        """What ``query-max-volume-size`` answers for a select filter.
+
+        As LINSTOR does: one candidate per storage pool name where
+        ``place_count`` replicas fit, with its nodes and the smallest
+        free space among them (thin pools: before oversubscription, which
+        the client applies with ``default_max_oversubscription_ratio``).
+        """
+        count = flt.get('place_count')
+        if not count:
+            raise outcomes.refused('place_count', 'Replica count is '
+                                   'required for this operation')
+        names = flt.get('storage_pool_list') or sorted({
+            name for node in self.store.all(rec.NODES)
+            for name, pool in node['pools'].items()
+            if pool['provider_kind'] != 'DISKLESS'})
+        probe = {'name': '', 'resources': {}, 'vds': [], 'layers': []}
+        out = []
+        for name in sorted(names):
+            try:
+                chosen = self._pick(probe, dict(flt, storage_pool_list=[
+                    name]), count)
+            except errors.Conflict:
+                continue
+            out.append({
+                'storage_pool': name,
+                'max_volume_size_kib': min(c[2] for c in chosen),
+                'node_names': [c[0] for c in chosen],
+                'all_thin': all(rec.PROVIDERS[self.records.node(c[0])[
+                    'pools'][name]['provider_kind']][0] for c in chosen)})
+        if not out:
+            raise outcomes.refused('no_nodes', 'Not enough nodes')
+        return {'candidates': out,
+                'default_max_oversubscription_ratio': rec.THIN_RATIO}
+
+    def query_max_volume_size(self, body):
+        """``OPTIONS /v1/query-max-volume-size``: the body is a filter."""
+        return self.max_volume_sizes(self.groups.select_filter(
+            body, 'query-max-volume-size', check_pools=False))
+
+    def group_max_volume_size(self, rg_name):
+        rg = self.records.rg(rg_name)
+        return self.max_volume_sizes(dict(
+            {'place_count': rec.DEFAULT_PLACE_COUNT}, **rg['select_filter']))

@@ -1,8 +1,11 @@
 """Which LINSTOR properties the reference array accepts, and their values.
 
-LINSTOR checks the keys of its own namespaces (``DrbdOptions/...``) and
-the values of the options it knows; other namespaces (``Aux/...``) are
-free-form. A refused property is FAIL_INVLD_PROP naming key and value.
+LINSTOR 1.33 accepts a key only if it is whitelisted for the kind of
+object it is set on: the free-form ``Aux/`` namespace, the DRBD options it
+knows (``DrbdOptions/...``) and its own plain keys. Anything else, a key
+with a leading space included, is refused as "not whitelisted" (LINSTOR
+also refuses deleting such a key). Values of known keys are checked too.
+A refused property is FAIL_INVLD_PROP.
 """
 
 import re
@@ -88,23 +91,76 @@ DRBD_OPTIONS = {
 }
 HANDLERS = re.compile(r'^Handlers/[a-z-]+$')
 PROXY = re.compile(r'^(Proxy|ProxyCompression)/[a-z-]+$')
+FREE = 'Aux/'
+NAME = re.compile(r'[a-zA-Z0-9_][a-zA-Z0-9_-]{2,47}')
+TRUE_FALSE = ('true', 'false')
+LONG = (-2**63, 2**63 - 1)
+SYMLINK_OR_NAME = re.compile(r'|\.internal|[a-zA-Z0-9_][a-zA-Z0-9_-]{2,47}')
+# Kinds of objects (the wire's object names) a key may be set on.
+CTRL, NODE, POOL = 'ctrl_conf', 'node', 'stor_pool'
+GROUP, DFN, RSC = 'rsc_grp', 'rsc_dfn', 'rsc'
+VGRP, VDFN = 'vlm_grp', 'vlm_dfn'
+VOLUMES = (CTRL, GROUP, DFN, VGRP, VDFN)
+RESOURCES = (CTRL, NODE, GROUP, DFN, RSC)
+ALL = (CTRL, NODE, POOL, GROUP, DFN, RSC, VGRP, VDFN)
+# LINSTOR's plain keys (a subset of its whitelist: those a Cinder
+# deployment meets): key -> (kinds, rule); rules as in DRBD_OPTIONS, plus
+# a compiled pattern the whole value must match, or 'float'.
+KEYS = {
+    'StorPoolName': (ALL, NAME),
+    'StorPoolNameDrbdMeta': ((NODE, GROUP, DFN, RSC, VGRP, VDFN),
+                             SYMLINK_OR_NAME),
+    'PeerSlotsNewResource': ((CTRL, GROUP, DFN), (1, 31)),
+    'PeerSlots': ((RSC,), (1, 31)),
+    'AutoplaceTarget': ((CTRL, NODE), TRUE_FALSE),
+    'Site': ((CTRL, NODE), None),
+    'PrefNic': (RESOURCES, NAME),
+    'FileSystem/Type': ((GROUP, DFN, RSC, VGRP, VDFN), ('ext4', 'xfs')),
+    'FileSystem/User': ((GROUP, DFN, RSC, VGRP, VDFN), None),
+    'FileSystem/Group': ((GROUP, DFN, RSC, VGRP, VDFN), None),
+    'FileSystem/MkfsParams': ((GROUP, DFN, RSC, VGRP, VDFN), None),
+    'StorDriver/LvcreateType': (VOLUMES, (
+        'linear', 'striped', 'mirror', 'raid0', 'raid1', 'raid4', 'raid5',
+        'raid6', 'raid10', 'lzma', 'lz4')),
+    'StorDriver/LvcreateOptions': (ALL, None),
+    'StorDriver/LvcreateSnapshotOptions': (ALL, None),
+    'StorDriver/StorPoolName': ((POOL,), re.compile(r'[a-zA-Z0-9_/-]+')),
+    'DrbdCurrentGi': ((VDFN,), re.compile(r'[a-fA-F0-9]{16}')),
+    'MaxOversubscriptionRatio': ((CTRL, POOL), 'float'),
+    'MaxFreeCapacityOversubscriptionRatio': ((CTRL, POOL), 'float'),
+    'MaxTotalCapacityOversubscriptionRatio': ((CTRL, POOL), 'float'),
+    'Autoplacer/Weights/MaxFreeSpace': ((CTRL,), 'float'),
+    'Autoplacer/Weights/MinReservedSpace': ((CTRL,), 'float'),
+    'Autoplacer/Weights/MinRscCount': ((CTRL,), 'float'),
+    'Autoplacer/Weights/MaxThroughput': ((CTRL,), 'float'),
+    'UseZFSClone': ((CTRL, GROUP, DFN), TRUE_FALSE),
+    'DrbdOptions/ExactSize': ((GROUP, DFN), TRUE_FALSE),
+    'DrbdOptions/SkipDisk': ((CTRL, NODE, POOL, GROUP, DFN, RSC), ('True',)),
+    'NVMe/TRType': ((CTRL, GROUP, DFN), ('rdma', 'tcp')),
+    'NVMe/Port': ((CTRL, GROUP, DFN), (1, 65535)),
+    'Writecache/Options/LowWatermark': (VOLUMES, LONG),
+    'Writecache/Options/HighWatermark': (VOLUMES, LONG),
+    'Writecache/Options/AutocommitBlocks': (VOLUMES, LONG),
+    'Writecache/Options/AutocommitTime': (VOLUMES, LONG),
+}
+for _io in ('read', 'write', 'read_iops', 'write_iops'):
+    KEYS['sys/fs/blkio_throttle_' + _io] = (ALL, LONG)
 
 
-def check(key, value):
-    """None if ``key=value`` is acceptable, else the reason it is not."""
-    if not isinstance(key, str) or not key or not isinstance(value, str):
-        return 'property keys and values are strings'
-    if not key.startswith('DrbdOptions/'):
-        return None
-    option = key[len('DrbdOptions/'):]
-    if HANDLERS.match(option) or PROXY.match(option):
-        return None
-    if option not in DRBD_OPTIONS:
-        return 'unknown DRBD option %s' % option
-    rule = DRBD_OPTIONS[option]
+def _rule_refuses(rule, value):
+    """Why ``value`` breaks ``rule``, or None."""
     if rule is None:
         return None
-    if isinstance(rule, tuple) and rule and isinstance(rule[0], int):
+    if rule == 'float':
+        try:
+            float(value)
+        except ValueError:
+            return 'expected a number'
+        return None
+    if hasattr(rule, 'fullmatch'):
+        return None if rule.fullmatch(value) else \
+            'this value has to match %s' % rule.pattern
+    if rule and isinstance(rule[0], int):
         try:
             number = int(value)
         except ValueError:
@@ -114,4 +170,43 @@ def check(key, value):
         return None
     if value.lower() not in [r.lower() for r in rule]:
         return 'expected one of %s' % ', '.join(rule)
+    return None
+
+
+def _rule(key, kind):
+    """(True, rule) for a key whitelisted on ``kind``; (False, None) if not."""
+    if key.startswith(FREE):
+        return True, None
+    if key in KEYS:
+        kinds, rule = KEYS[key]
+        return kind is None or kind in kinds, rule
+    if key.startswith('DrbdOptions/') and kind not in (NODE, POOL):
+        option = key[len('DrbdOptions/'):]
+        if HANDLERS.match(option) or PROXY.match(option):
+            return True, None
+        if option in DRBD_OPTIONS:
+            return True, DRBD_OPTIONS[option]
+    return False, None
+
+
+def key_refused(key, kind=None):
+    """The reason LINSTOR refuses ``key`` on ``kind``, or None."""
+    if not isinstance(key, str) or not key:
+        return 'property keys are non-empty strings'
+    known, _rule_of = _rule(key, kind)
+    return None if known else "The key '%s' is not whitelisted." % key
+
+
+def check(key, value, kind=None):
+    """None if ``key=value`` may be set on ``kind``, else the reason."""
+    why = key_refused(key, kind)
+    if why:
+        return why
+    if not isinstance(value, str):
+        return 'property values are strings'
+    _known, rule = _rule(key, kind)
+    why = _rule_refuses(rule, value)
+    if why:
+        return "The value '%s' is not valid for the key '%s': %s" % (
+            value, key, why)
     return None

@@ -13,11 +13,21 @@ NODES, RGS, RDS, CTRL = 'ls_nodes', 'ls_rgs', 'ls_rds', 'ls_ctrl'
 DEFAULT_RG = 'DfltRscGrp'
 DEFAULT_POOL = 'DfltStorPool'
 DISKLESS_POOL = 'DfltDisklessStorPool'
+FILE_POOL = 'filethin'
 MINOR_BASE = 1000
 PORT_BASE = 7000
 DEFAULT_PLACE_COUNT = 2
 THIN_RATIO = 20.0
 INT64_MAX = 2**63 - 1
+# LINSTOR's ranges: volume numbers, DRBD minors, TCP ports, DRBD peers.
+VOLUME_NR_MAX = 65534
+MINOR_NR_MAX = 2**20 - 1
+PORT_MIN, PORT_MAX = 1, 65535
+DRBD_MAX_PEERS = 31
+DEFAULT_PEER_SLOTS = 7
+# A satellite cannot make a volume whose size in bytes overflows a signed
+# 64-bit integer (truncate, lvresize and the kernel all refuse it).
+SATELLITE_MAX_KIB = INT64_MAX // 1024
 PROVIDERS = {
     # kind: (thin, snapshots, clone)
     'LVM': (False, False, True),
@@ -36,6 +46,8 @@ def default_nodes(hostname):
     pools = {
         DEFAULT_POOL: 'LVM_THIN',
         'thickpool': 'LVM',
+        # A pool LINSTOR cannot clone on.
+        FILE_POOL: 'FILE_THIN',
         DISKLESS_POOL: 'DISKLESS'
     }
     nodes = [{
@@ -53,6 +65,11 @@ def default_nodes(hostname):
         'props': {}
     })
     return nodes
+
+
+def usable_kib(vd):
+    """What a volume's replicas hold: its size, unless a resize failed."""
+    return vd.get('usable_kib', vd['size_kib'])
 
 
 def now_ms():

@@ -31,14 +31,14 @@ class Resources(object):
         if drbd:
             layer['drbd'] = {
                 'node_id': rsc['node_id'],
-                'peer_slots': 7,
+                'peer_slots': rd.get('peer_slots', rec.DEFAULT_PEER_SLOTS),
                 'al_stripes': 1,
                 'al_size': 32,
                 'flags': [],
                 'drbd_volumes': [{
                     'device_path': '/dev/drbd%d' % vd['minor'],
-                    'allocated_size_kib': vd['size_kib'],
-                    'usable_size_kib': vd['size_kib'],
+                    'allocated_size_kib': rec.usable_kib(vd),
+                    'usable_size_kib': rec.usable_kib(vd),
                     'disk_state': 'Diskless' if rsc['diskless'] else 'UpToDate'
                 } for vd in rd['vds']],
                 'promotion_score': 0,
@@ -68,20 +68,19 @@ class Resources(object):
             elif rec.PROVIDERS[kind][0]:
                 allocated = -(-self.engine.layer_written(vd['_layer']) // 1024)
             else:
-                allocated = vd['size_kib']
+                allocated = rec.usable_kib(vd)
             path = self._device_path(rd, vd, node_name)
-            volumes.append({
+            volume = {
                 'volume_number': vd['volume_number'],
                 'storage_pool_name': pool or rec.DISKLESS_POOL,
                 'provider_kind': kind,
                 'device_path': path,
                 'allocated_size_kib': allocated,
-                'usable_size_kib': vd['size_kib'],
                 'props': {
                     'Satellite/Device/Symlinks/0': '/dev/drbd/by-res/%s/%d' %
                     (rd['name'], vd['volume_number']) if drbd else path
                 },
-                'flags': [],
+                'flags': [f for f in vd['flags'] if f == 'RESIZE'],
                 'state': {
                     'disk_state': 'Diskless' if rsc['diskless'] else 'UpToDate'
                 },
@@ -92,7 +91,12 @@ class Resources(object):
                         uuid.NAMESPACE_OID, '%s/%s/%d' %
                         (rsc['uuid'], node_name, vd['volume_number']))),
                 'reports': []
-            })
+            }
+            if drbd:
+                # LINSTOR 1.33 reports a volume's usable size from its DRBD
+                # layer only: a storage-only volume has none here.
+                volume['usable_size_kib'] = rec.usable_kib(vd)
+            volumes.append(volume)
         view['volumes'] = volumes
         return view
 
@@ -104,7 +108,7 @@ class Resources(object):
             data = {
                 'device_path': path,
                 'allocated_size_kib': allocated,
-                'usable_size_kib': vd['size_kib'],
+                'usable_size_kib': rec.usable_kib(vd),
                 'disk_state': state
             }
             if layer == 'DRBD':

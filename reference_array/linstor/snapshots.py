@@ -53,17 +53,25 @@ class Snapshots(object):
                 out.append(self.snapshot_view(rd, snap))
         return out
 
+    @staticmethod
+    def find(rd, name):
+        """The snapshot of ``rd`` so named in any case (as LINSTOR) or None."""
+        if not isinstance(name, str):
+            return None
+        snap = rd['snapshots'].get(name)
+        if snap is None:
+            folded = name.lower()
+            snap = next((s for key, s in rd['snapshots'].items()
+                         if key.lower() == folded), None)
+        return snap
+
     def snapshot(self, rd_name, snap_name):
         rd = self.records.rd(rd_name)
-        snap = rd['snapshots'].get(snap_name)
-        if snap is None:
-            raise outcomes.not_found(
-                'snapshot', "Snapshot '%s' of '%s'" % (snap_name, rd_name))
-        return self.snapshot_view(rd, snap)
+        return self.snapshot_view(rd, self._snap(rd, snap_name))
 
     def _take_snapshot(self, rd, name, nodes):
         fields.check_name(name, 'snapshot', 'snapshot')
-        if name in rd['snapshots']:
+        if self.find(rd, name) is not None:
             raise outcomes.exists('snapshot',
                                   "Snapshot '%s' of '%s'" % (name, rd['name']))
         diskful = {
@@ -149,7 +157,7 @@ class Snapshots(object):
     def delete_snapshot(self, rd_name, snap_name):
         with self.store.transaction():
             rd = self.records.find(rec.RDS, rd_name)
-            snap = None if rd is None else rd['snapshots'].get(snap_name)
+            snap = None if rd is None else self.find(rd, snap_name)
             if snap is None:
                 return [
                     outcomes.report(
@@ -159,17 +167,17 @@ class Snapshots(object):
                 ]
             for vd in snap['vds']:
                 self.engine.release(vd['_layer'])
-            del rd['snapshots'][snap_name]
+            del rd['snapshots'][snap['name']]
             self.records.put(rec.RDS, rd)
         return [
             outcomes.report(
                 'ok', 'deleted', "Snapshot '%s' of resource '%s' "
-                "deleted." % (snap_name, rd['name']), obj='snapshot',
+                "deleted." % (snap['name'], rd['name']), obj='snapshot',
                 op='delete')
         ]
 
     def _snap(self, rd, name):
-        snap = rd['snapshots'].get(name)
+        snap = self.find(rd, name)
         if snap is None:
             raise outcomes.not_found(
                 'snapshot', "Snapshot '%s' of '%s'" % (name, rd['name']))
@@ -204,6 +212,12 @@ class Snapshots(object):
             rd = self.records.rd(rd_name, op='create')
             snap = self._snap(rd, snap_name)
             target = self.records.rd(str(body.get('to_resource')), op='create')
+            if target['resources']:
+                raise outcomes.refused(
+                    'exists', 'Cannot restore to resource definition which '
+                    'already has resources', obj='rsc', op='create',
+                    refs={'RscDfn': target['name']},
+                    details='Resource: %s' % target['name'])
             if not target['vds']:
                 self._restore_volumes(target, snap)
             nodes = fields.strings(body, 'nodes', rd_name) or snap['nodes']
@@ -230,15 +244,8 @@ class Snapshots(object):
     def rollback(self, rd_name, snap_name):
         with self.store.transaction():
             rd = self.records.rd(rd_name, op='modify')
+            # Any snapshot, as LINSTOR 1.33 allows; later ones stay.
             snap = self._snap(rd, snap_name)
-            latest = max(rd['snapshots'].values(), key=lambda s: s['created'])
-            if latest['name'] != snap['name']:
-                raise outcomes.refused(
-                    'snapshot_name', "Only the "
-                    "latest snapshot of '%s' (%s) can be "
-                    "rolled back to, not '%s'." %
-                    (rd['name'], latest['name'], snap_name), obj='snapshot',
-                    op='modify')
             for vd in rd['vds']:
                 source = next((v for v in snap['vds']
                                if v['volume_number'] == vd['volume_number']),
@@ -260,6 +267,7 @@ class Snapshots(object):
     def clone(self, src_name, body):
         with self.store.transaction():
             src = self.records.rd(src_name, op='create')
+            self._check_clonable(src, body)
             props = dict(src['props'])
             props.update(fields.properties(body, 'override_props', src_name))
             for key in fields.strings(body, 'delete_props', src_name):
@@ -300,6 +308,22 @@ class Snapshots(object):
                     op='create', refs={'RscDfn': rd['name']})
             ]
         }
+
+    def _check_clonable(self, src, body):
+        """LINSTOR clones only on pools that can (not FILE, FILE_THIN)."""
+        for node_name, rsc in sorted(src['resources'].items()):
+            if rsc['diskless'] or not rsc.get('pool'):
+                continue
+            kind = self.records.node(node_name)['pools'][rsc['pool']][
+                'provider_kind']
+            if not rec.PROVIDERS[kind][2]:
+                name = str(body.get('name') or body.get('external_name') or
+                           '')
+                raise outcomes.refused(
+                    'no_clone', 'Clone source contains unsupported storage '
+                    'pools', obj='rsc_dfn', op='create',
+                    refs={'RscDfn': name},
+                    details='Resource definition: %s' % name)
 
     def clone_status(self, src_name, clone_name):
         src = self.records.rd(src_name)

@@ -23,12 +23,16 @@ OBJECTS = {
 CREATED, DELETED, MODIFIED = 1, 2, 3
 INVLD_NODE_NAME = 200
 INVLD_RSC_NAME = 202
+INVLD_VLM_NR = 205
 INVLD_VLM_SIZE = 206
+INVLD_MINOR_NR = 207
 INVLD_STOR_POOL_NAME = 208
 INVLD_PROP = 213
 INVLD_SNAPSHOT_NAME = 218
 INVLD_PLACE_COUNT = 219
 INVLD_LAYER_STACK = 225
+# A clone source on pools that cannot clone (FILE, FILE_THIN, ...).
+INVLD_CLONE_SOURCE = 227
 INVLD_REQUEST = 234
 NOT_FOUND = {'node': 300, 'rsc_dfn': 301, 'rsc': 302, 'vlm_dfn': 303,
              'vlm': 304, 'stor_pool': 310, 'snapshot': 313, 'rsc_grp': 317,
@@ -39,11 +43,14 @@ NOT_ENOUGH_FREE_SPACE = 980
 SNAPSHOTS_NOT_SUPPORTED = 994
 NOT_ENOUGH_NODES = 996
 IN_USE = 997
+UNKNOWN_ERROR = 998
 WARN_RSC_ALREADY_DEPLOYED = 1006
 WARN_NOT_FOUND = 3000
 WARN_DEPRECATED = 4000
 INFO_NO_RSC_SPAWNED = 10000
 _OPS = {'create': CRT, 'modify': MOD, 'delete': DEL, None: 0}
+# A body LINSTOR cannot read: its own code, with no object or operation.
+PARSE_ERROR = ERROR | 0x0FFFFFFFFFFFFFFD
 
 
 def _signed(value):
@@ -105,3 +112,10 @@ def exists(obj, what, refs=None):
 
 def invalid(message, code=INVLD_REQUEST, obj=None, op=None):
     return Failure(code, message, obj=obj, op=op)
+
+
+def unreadable(details):
+    """The 400 LINSTOR answers for a body it cannot parse."""
+    entry = rc('error', 0, 'Unable to parse input json.', details=details)
+    entry['ret_code'] = _signed(PARSE_ERROR)
+    return httpd.HTTPError(400, [entry])
