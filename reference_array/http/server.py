@@ -281,6 +281,7 @@ def _make_handler(api, server):
                           time.monotonic() - started)
 
         do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _handle
+        do_OPTIONS = _handle
 
     return Handler
 

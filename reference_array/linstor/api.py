@@ -11,6 +11,7 @@ import re
 from reference_array.core import errors
 from reference_array.http import server as httpd
 from reference_array.linstor import outcomes
+from reference_array.linstor import reports as reports_mod
 from reference_array.linstor import wire
 
 REST_API_VERSION = '1.28.0'
@@ -32,12 +33,17 @@ REASON_CODES = {
     'no_space': wire.NOT_ENOUGH_FREE_SPACE,
     'no_nodes': wire.NOT_ENOUGH_NODES,
     'no_snapshots': wire.SNAPSHOTS_NOT_SUPPORTED,
+    'vlm_nr': wire.INVLD_VLM_NR, 'minor_nr': wire.INVLD_MINOR_NR,
+    # LINSTOR answers a value out of range as an unhandled exception.
+    'out_of_range': wire.UNKNOWN_ERROR,
+    'no_clone': wire.INVLD_CLONE_SOURCE,
 }
 EVENT_CODES = {
     'created': wire.CREATED, 'modified': wire.MODIFIED,
     'deleted': wire.DELETED, 'not_found': wire.WARN_NOT_FOUND,
     'already_deployed': wire.WARN_RSC_ALREADY_DEPLOYED,
     'deprecated': wire.WARN_DEPRECATED,
+    'failed': wire.UNKNOWN_ERROR,
 }
 
 
@@ -51,7 +57,9 @@ def failure(exc):
         code = REASON_CODES.get(exc.reason, wire.INVLD_REQUEST)
     return wire.Failure(code, exc.message, obj=exc.subject,
                         op=exc.context.get('op'),
-                        refs=exc.context.get('refs'))
+                        refs=exc.context.get('refs'),
+                        cause=exc.context.get('cause'),
+                        details=exc.context.get('details'))
 
 
 def entry(report):
@@ -95,6 +103,23 @@ def _page(items, query):
     return items[:limit] if limit > 0 else items
 
 
+class Unreadable(object):
+    """A request body that is not JSON LINSTOR reads."""
+
+    def __init__(self, details):
+        self.details = details
+
+
+def _failed(payload):
+    """Whether a reply's ApiCallRc entries hold an error."""
+    if isinstance(payload, dict):
+        payload = payload.get('messages')
+    return isinstance(payload, list) and any(
+        isinstance(e, dict) and isinstance(e.get('ret_code'), int) and
+        e['ret_code'] < 0 and (e['ret_code'] + (1 << 64)) & wire.ERROR ==
+        wire.ERROR for e in payload)
+
+
 class LinstorAPI(object):
 
     def __init__(self, backend, users=None):
@@ -104,6 +129,7 @@ class LinstorAPI(object):
         """
         self.backend = backend
         self.users = users
+        self.reports = reports_mod.ErrorReports(VERSION['version'])
         nodes, groups, defs = backend.nodes, backend.groups, \
             backend.definitions
         placement, rscs, snaps = backend.placement, backend.resources, \
@@ -220,6 +246,18 @@ class LinstorAPI(object):
              lambda g, q, b: (200, snaps.clone_status(g[0], g[1]))),
             ('GET', RD + '/sync-status',
              lambda g, q, b: (200, snaps.sync_status(g[0]))),
+            # what the stock client asks before it places volumes
+            ('OPTIONS', '/v1/query-max-volume-size',
+             lambda g, q, b: (200, placement.query_max_volume_size(b))),
+            ('GET', RG + '/query-max-volume-size',
+             lambda g, q, b: (200, placement.group_max_volume_size(g[0]))),
+            # error reports
+            ('GET', '/v1/error-reports',
+             lambda g, q, b: (200, self._error_reports(q))),
+            ('GET', '/v1/error-reports/' + _SEG,
+             lambda g, q, b: (200, self._error_reports(q, [g[0]]))),
+            ('PATCH', '/v1/error-reports',
+             lambda g, q, b: (200, self._delete_reports(b))),
         ]
         self._compiled = [(method, re.compile('^%s$' % pattern), handler)
                           for method, pattern, handler in self.routes]
@@ -238,12 +276,45 @@ class LinstorAPI(object):
         raise outcomes.not_found('vlm', 'Volume %s of %s on %s' % (
             groups[2], groups[0], groups[1]))
 
+    def _error_reports(self, query, ids=()):
+        params = dict(query)
+        try:
+            since = params.get('since')
+            to = params.get('to')
+            since = None if since in (None, '') else int(since)
+            to = None if to in (None, '') else int(to)
+        except ValueError:
+            raise wire.invalid('since and to are Unix times in ms')
+        return _page(self.reports.listing(
+            node=params.get('node'), since=since, to=to,
+            with_content=_flag(query, 'withContent'), limit=0, ids=ids),
+            query)
+
+    def _delete_reports(self, body):
+        ids = body.get('ids') or []
+        if not isinstance(ids, list):
+            raise wire.invalid('ids must be a list')
+        gone = self.reports.delete([str(i) for i in ids])
+        return [wire.rc('ok', wire.DELETED, 'Deleted %d error report(s)' %
+                        len(gone))]
+
+    def failure(self, exc):
+        """``failure(exc)`` with an error report filed.
+
+        LINSTOR files one for a refusal it does not count as routine.
+        """
+        refused = failure(exc)
+        if exc.reason not in reports_mod.ROUTINE and not isinstance(
+                exc, errors.NotFound):
+            self.reports.file(refused.payload[0], type(exc).__name__)
+        return refused
+
     def _clone(self, name, body):
         try:
             return 201, self.backend.snapshots.clone(name, body)
         except errors.ArrayError as refusal:
             # A refused clone still answers the CloneStarted shape.
-            e = failure(refusal)
+            e = self.failure(refusal)
             return e.status, {'location': '', 'source_name': name,
                               'clone_name': str(body.get('name') or body.get(
                                   'external_name') or ''),
@@ -256,11 +327,15 @@ class LinstorAPI(object):
                 entries += self.backend.placement.autoplace(rd['name'], body)
         return entries
 
-    @staticmethod
-    def refusal(exc):
+    def refusal(self, exc):
         """(status, ApiCallRc list) of a core.errors refusal."""
-        refused = failure(exc)
+        refused = self.failure(exc)
         return refused.status, refused.payload
+
+    def _unreadable(self, details):
+        refused = wire.unreadable(details)
+        self.reports.file(refused.payload[0], 'JsonParseException')
+        return refused
 
     @staticmethod
     def busy_reply():
@@ -275,19 +350,28 @@ class LinstorAPI(object):
 
     @staticmethod
     def parse_body(raw):
+        """The body, or an ``Unreadable``.
+
+        ``route`` refuses an ``Unreadable`` only for calls that read a
+        body: LINSTOR ignores the body of a GET.
+        """
         if not raw.strip():
             return None
         try:
             return httpd.decode_json(raw)
         except ValueError as e:
-            raise httpd.HTTPError(400, [wire.rc(
-                'error', wire.INVLD_REQUEST, 'Invalid JSON: %s' % e)])
+            return Unreadable(str(e))
 
     def route(self, method, path, query, body):
         path = path.rstrip('/') or '/'
-        if method in ('POST', 'PUT') and body is None:
+        if method in ('GET', 'DELETE'):
+            body = None
+        elif isinstance(body, Unreadable):
+            raise self._unreadable(body.details)
+        if method in ('POST', 'PUT', 'PATCH', 'OPTIONS') and body is None:
             body = {}
-        if method in ('POST', 'PUT') and not isinstance(body, (dict, list)):
+        if method in ('POST', 'PUT', 'PATCH', 'OPTIONS') and \
+                not isinstance(body, (dict, list)):
             raise httpd.HTTPError(400, [wire.rc(
                 'error', wire.INVLD_REQUEST, 'The body must be a JSON '
                 'object.')])
@@ -303,8 +387,16 @@ class LinstorAPI(object):
                     raise httpd.HTTPError(400, [wire.rc(
                         'error', wire.INVLD_REQUEST, 'The body must be a '
                         'JSON object.')])
-                status, payload = handler(match.groups(), query, body)
-                return status, _entries(payload)
+                try:
+                    status, payload = handler(match.groups(), query, body)
+                except errors.ArrayError as exc:
+                    raise self.failure(exc)
+                payload = _entries(payload)
+                if _failed(payload):
+                    # Steps that failed after others took effect: LINSTOR
+                    # answers 500 with every entry.
+                    status = 500
+                return status, payload
         if allowed:
             raise httpd.HTTPError(405, [wire.rc(
                 'error', wire.INVLD_REQUEST, 'Method %s not allowed on %s' %
