@@ -11,6 +11,8 @@ the same tests run against that controller instead:
 ``CINDER_FLASH_LINSTOR_LAYERS``
     layer list of the volumes, e.g. ``storage`` where the nodes have no
     DRBD (default: the controller's)
+``CINDER_FLASH_LINSTOR_THICK_POOL``
+    a thick (fat) storage pool, where the controller has one
 ``CINDER_FLASH_LINSTOR_NODE``
     the node that stands for the volume service's host (default: the
     first node with the pool)
@@ -86,6 +88,8 @@ class RealController(Controller):
         self.url = real_url().rstrip('/')
         self.pool = os.environ.get('CINDER_FLASH_LINSTOR_POOL',
                                    'DfltStorPool')
+        self.thick_pool = os.environ.get(
+            'CINDER_FLASH_LINSTOR_THICK_POOL') or None
         self.layers = [item.strip() for item in os.environ.get(
             'CINDER_FLASH_LINSTOR_LAYERS', '').split(',') if item.strip()]
         _s, pools = self.linstor('GET', '/v1/view/storage-pools',

@@ -48,9 +48,6 @@ class LinstorSnapshotsTestCase(base.LinstorDriverTestCase):
         # Cinder's manager snapshots the volume before a revert and
         # deletes that snapshot afterwards, so the snapshot reverted to
         # is not the latest one.
-        if not self.target.real:
-            self.skipTest('the reference array rolls back only to the '
-                          'latest snapshot; LINSTOR 1.33 to any')
         vol = self.create()
         node = self.diskful(vol)[0]
         self.write(vol, node, 'write -P 0x31 0 64k')
