@@ -50,9 +50,13 @@ class InTreeLinstorTestCase(test.TestCase):
             provider_id=None)
 
     def _rd(self, vol):
+        # The list GET: LINSTOR's single-definition GET carries no volume
+        # definitions.
         status, body = self.array.linstor(
-            'GET', '/v1/resource-definitions/CV_%s' % vol.id)
-        return body if status == 200 else None
+            'GET', '/v1/resource-definitions', params={
+                'resource_definitions': 'CV_%s' % vol.id,
+                'with_volume_definitions': 'true'})
+        return body[0] if status == 200 and body else None
 
     def _nodes(self, vol):
         _s, rows = self.array.linstor(
