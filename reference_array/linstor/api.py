@@ -155,6 +155,8 @@ class LinstorAPI(object):
             ('GET', '/v1/nodes/%s/storage-pools' % _SEG,
              lambda g, q, b: (200, nodes.storage_pools(
                  [nodes.node(g[0])['name']], _multi(q, 'storage_pools')))),
+            ('POST', '/v1/nodes/%s/storage-pools' % _SEG,
+             lambda g, q, b: (201, nodes.create_pool(g[0], b))),
             ('GET', '/v1/storage-pool-definitions',
              lambda g, q, b: (200, nodes.pool_definitions())),
             # resource groups

@@ -200,6 +200,31 @@ class Nodes(object):
                 obj='node', op='modify', refs={'Node': name})
         ]
 
+    def create_pool(self, node_name, body):
+        """``POST /v1/nodes/{node}/storage-pools``: a pool of a known kind.
+
+        Its space is the node's, as every pool here has (``pool_kib``).
+        """
+        name = fields.check_name(body.get('storage_pool_name'), 'stor_pool',
+                                 'storage pool')
+        kind = str(body.get('provider_kind') or '')
+        if kind not in rec.PROVIDERS:
+            raise outcomes.invalid('Unknown provider kind %r' % kind,
+                                   obj='stor_pool', op='create')
+        props = fields.properties(body, 'props', 'stor_pool')
+        with self.store.transaction():
+            node = self.records.must(rec.NODES, node_name, 'create')
+            if any(p.lower() == name.lower() for p in node['pools']):
+                raise outcomes.exists('stor_pool', "Storage pool '%s' on "
+                                      "node '%s'" % (name, node['name']))
+            node['pools'][name] = {'provider_kind': kind,
+                                   'uuid': str(uuid.uuid4()), 'props': props}
+            self.records.put(rec.NODES, node)
+        return [outcomes.report(
+            'ok', 'created', "New storage pool '%s' on node '%s' registered."
+            % (name, node['name']), obj='stor_pool', op='create',
+            refs={'Node': node['name'], 'StorPool': name})]
+
     def controller_props(self):
         return dict(self.store.get(rec.CTRL, 1)['props'])
 

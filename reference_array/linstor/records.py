@@ -13,7 +13,6 @@ NODES, RGS, RDS, CTRL = 'ls_nodes', 'ls_rgs', 'ls_rds', 'ls_ctrl'
 DEFAULT_RG = 'DfltRscGrp'
 DEFAULT_POOL = 'DfltStorPool'
 DISKLESS_POOL = 'DfltDisklessStorPool'
-FILE_POOL = 'filethin'
 MINOR_BASE = 1000
 PORT_BASE = 7000
 DEFAULT_PLACE_COUNT = 2
@@ -46,8 +45,6 @@ def default_nodes(hostname):
     pools = {
         DEFAULT_POOL: 'LVM_THIN',
         'thickpool': 'LVM',
-        # A pool LINSTOR cannot clone on.
-        FILE_POOL: 'FILE_THIN',
         DISKLESS_POOL: 'DISKLESS'
     }
     nodes = [{

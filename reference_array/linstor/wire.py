@@ -38,7 +38,7 @@ NOT_FOUND = {'node': 300, 'rsc_dfn': 301, 'rsc': 302, 'vlm_dfn': 303,
              'vlm': 304, 'stor_pool': 310, 'snapshot': 313, 'rsc_grp': 317,
              'vlm_grp': 318}
 EXISTS = {'node': 500, 'rsc_dfn': 501, 'rsc': 502, 'vlm_dfn': 503,
-          'snapshot': 514, 'rsc_grp': 522, 'vlm_grp': 523}
+          'stor_pool': 510, 'snapshot': 514, 'rsc_grp': 522, 'vlm_grp': 523}
 NOT_ENOUGH_FREE_SPACE = 980
 SNAPSHOTS_NOT_SUPPORTED = 994
 NOT_ENOUGH_NODES = 996

@@ -43,9 +43,7 @@ class LinstorStatsTestCase(base.LinstorDriverTestCase):
         self.create(4)
         self.create(2, pool=thick_pool)
         _stats, pools = self.pools()
-        # Every LINSTOR pool is a Cinder pool (the array also has a
-        # FILE_THIN one).
-        self.assertLessEqual({self.pool, thick_pool}, set(pools))
+        self.assertEqual({self.pool, thick_pool}, set(pools))
         thin, thick = pools[self.pool], pools[thick_pool]
         self.assertEqual((True, False), (thin['thin_provisioning_support'],
                                          thin['thick_provisioning_support']))
