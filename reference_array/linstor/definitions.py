@@ -355,8 +355,13 @@ class Definitions(object):
             rd = self.records.rd(name, op='modify')
             vd = self._vd(rd, number)
             if body.get('size_kib') is not None:
-                failed = self._resize(rd, vd, fields.integer(
-                    body['size_kib'], 'size_kib', 1))
+                size = fields.integer(body['size_kib'], 'size_kib', 1)
+                if size > rec.INT64_MAX:
+                    # Not a size LINSTOR's controller can hold at all.
+                    raise outcomes.refused(
+                        'volume_size', 'Invalid volume size %d KiB' % size,
+                        obj='vlm_dfn', op='modify')
+                failed = self._resize(rd, vd, size)
             fields.apply_props(vd['props'], body, 'vlm_dfn')
             self.records.put(rec.RDS, rd)
         return [
