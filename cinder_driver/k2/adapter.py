@@ -79,6 +79,10 @@ class K2Adapter(flash_stats.CachedStats):
         if self.replication is not None:
             self.replication.check(self.client)
 
+    @property
+    def loaded(self):
+        return self.location is not None
+
     def load(self):
         """What the driver needs from this array before it serves."""
         self.capabilities = self.client.discover_capabilities()
@@ -216,9 +220,11 @@ class K2Adapter(flash_stats.CachedStats):
     def delete_volume(self, volume):
         # A replicated type's create that failed half-way may have left a
         # session (which keeps its volume group) or a copy on the peer.
-        if self.replication is not None and (
-                self.replication.is_replicated(volume) or
-                specs.type_replicated(volume.volume_type)):
+        # A group's member replicates with its group (group_replication).
+        if self.replication is not None and \
+                not provider_id.is_shared(volume.provider_id) and (
+                    self.replication.is_replicated(volume) or
+                    specs.type_replicated(volume.volume_type)):
             self.replication.stop(self.client, volume)
         ids = self.volume_ids(volume, required=False)
         if ids is None:
@@ -384,7 +390,8 @@ class K2Adapter(flash_stats.CachedStats):
 
     def _replication_stats(self, target):
         if self.replication is None:
-            target['replication_enabled'] = False
+            target.update(replication_enabled=False,
+                          consistent_group_replication_enabled=False)
         else:
             self.replication.stats(target)
 
@@ -424,6 +431,9 @@ class K2Adapter(flash_stats.CachedStats):
                                          cap.provisioned,
                                          self.configuration, auto))
         self._replication_stats(pool)
+        if self.replication is not None:
+            stats['replication_status'] = self.replication.status(
+                self.client)
         stats['pools'] = [pool]
         return stats
 
