@@ -383,6 +383,13 @@ class K2Adapter(flash_stats.CachedStats):
             'driver_version': self.driver_version,
             'storage_protocol': self.PROTOCOL,
         }
+        # One target per array serves every LUN (os-brick must lock);
+        # clones are made from volumes of this array only, never from an
+        # image-volume cache entry of another backend; unwritten blocks
+        # read as zeros.
+        stats.update(flash_stats.backend_capabilities(
+            shared_targets=True, clone_across_pools=False,
+            sparse_copy_volume=True))
         # Cinder reads the backend's replication state from the top level
         # (service replication_status), the scheduler from the pool.
         self._replication_stats(stats)
@@ -416,7 +423,9 @@ class K2Adapter(flash_stats.CachedStats):
                 'QoS_support': False,
                 'consistent_group_snapshot_enabled': True,
                 'location_info': self.location,
-                'sparse_copy_volume': True,
+                # For filter and goodness functions (K2 objects limits);
+                # the array's built-in volume is left out.
+                'total_volumes': self.client.count_volumes(),
                 'compression_support': True,
                 'deduplication_support': True,
                 'data_reduction_ratio': ratio,

@@ -15,6 +15,8 @@ from cinder_driver.k2 import rest
 
 DEFAULT_PORT = rest.DEFAULT_PORT
 MIN_API_VERSION = (2, 2, 0)
+# Every K2 has this volume; it is no one's.
+BUILTIN_VOLUME = 'CTRL'
 # What an initiator kind is called on the wire: (resource, field).
 INITIATORS = {'iscsi': ('host_iqns', 'iqn'), 'fc': ('host_fc_ports', 'pwwn')}
 
@@ -161,6 +163,10 @@ class K2Client(object):
 
     def volumes(self):
         return self._all('volumes', 'volumes', records.volume)
+
+    def count_volumes(self):
+        """Volumes on the array, its built-in ones left out."""
+        return self.rest.count('volumes', name__neq=BUILTIN_VOLUME)
 
     def volumes_in_group(self, group_id):
         return self._all('volumes_in_group', 'volumes', records.volume, **{
