@@ -146,20 +146,21 @@ class HostLockedAttach(object):
         return self.cluster_name or self.host
 
     @coordination.synchronized('cinder-flash-attach-{self.lock_scope}-{key}')
-    def _attach(self, volume, connector, key):
-        return self.adapter_of(volume).initialize_connection(volume,
-                                                             connector)
-
-    @coordination.synchronized('cinder-flash-attach-{self.lock_scope}-{key}')
-    def _detach(self, volume, connector, key):
-        return self.adapter_of(volume).terminate_connection(volume,
-                                                            connector)
+    def host_locked(self, key, call, *args):
+        """``call(*args)`` while no other attach or detach of the host
+        ``key`` (lock_key) runs.
+        """
+        return call(*args)
 
     def initialize_connection(self, volume, connector):
-        return self._attach(volume, connector, lock_key(connector))
+        return self.host_locked(lock_key(connector),
+                                self.adapter_of(volume).initialize_connection,
+                                volume, connector)
 
     def terminate_connection(self, volume, connector, **kwargs):
-        return self._detach(volume, connector, lock_key(connector))
+        return self.host_locked(lock_key(connector),
+                                self.adapter_of(volume).terminate_connection,
+                                volume, connector)
 
     def create_export(self, context, volume, connector):
         pass

@@ -32,6 +32,7 @@ from cinder_driver.k2 import hosts
 from cinder_driver.k2 import manage
 from cinder_driver.k2 import probe as k2_probe
 from cinder_driver.k2 import provider_id
+from cinder_driver.k2 import snapshot_export
 from cinder_driver.k2 import specs
 
 LOG = logging.getLogger(__name__)
@@ -71,6 +72,7 @@ class K2Adapter(flash_stats.CachedStats):
                                         self.chap)
         self.groups = groups.GroupManager(self)
         self.manage = manage.Manager(self)
+        self.snapshot_export = snapshot_export.SnapshotExport(self)
         self.host_copy = None
 
     # -- setup ---------------------------------------------------------------
@@ -356,6 +358,12 @@ class K2Adapter(flash_stats.CachedStats):
                 self.hosts.host_id(connector, initiators, create=True),
                 volume_id)
         return self.connection_info(volume, connector, lun)
+
+    def initialize_connection_snapshot(self, snapshot, connector):
+        return self.snapshot_export.attach(snapshot, connector)
+
+    def terminate_connection_snapshot(self, snapshot, connector):
+        self.snapshot_export.detach(snapshot, connector)
 
     def terminate_connection(self, volume, connector):
         """Unmap; with no connector, remove every mapping of the volume."""

@@ -201,6 +201,15 @@ class K2Client(object):
             'short_name': short_name,
             'volume_group.ref': _ref('volume_groups', group_id)})['id']
 
+    def create_view(self, short_name, snapshot_id, retention_policy_id):
+        """A view of a snapshot: a snapshot of it that hosts can map."""
+        return self.rest.create_unique('snapshots', {
+            'short_name': short_name,
+            'source': ref('snapshots', snapshot_id),
+            'retention_policy': ref('retention_policies',
+                                    retention_policy_id),
+            'is_exposable': True}, short_name=short_name)['id']
+
     def snapshot(self, snapshot_id):
         return self._get('snapshot', 'snapshots', records.snapshot,
                          snapshot_id)

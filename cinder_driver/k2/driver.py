@@ -37,7 +37,8 @@ class K2BaseDriver(driver_base.AdapterDriver):
       1.0.0 - iSCSI and FC; array-side clones; revert; manage/unmanage;
               replication v2.1 with failback and active/active failover
       1.1.0 - group replication (one replication cut per group);
-              replication error status Cinder can read
+              replication error status Cinder can read; snapshots
+              attached for backups through views
     """
 
     VERSION = '1.1.0'
@@ -220,7 +221,25 @@ class K2BaseDriver(driver_base.AdapterDriver):
 
 
 class K2AttachDriver(driver_base.HostLockedAttach, K2BaseDriver):
-    """Map and unmap, serialised per host."""
+    """Map and unmap, serialised per host; snapshots through views."""
+
+    def initialize_connection_snapshot(self, snapshot, connector, **kwargs):
+        adapter = self.adapter_of(snapshot.volume)
+        return self.host_locked(driver_base.lock_key(connector),
+                                adapter.initialize_connection_snapshot,
+                                snapshot, connector)
+
+    def terminate_connection_snapshot(self, snapshot, connector, **kwargs):
+        adapter = self.adapter_of(snapshot.volume)
+        return self.host_locked(driver_base.lock_key(connector),
+                                adapter.terminate_connection_snapshot,
+                                snapshot, connector)
+
+    def create_export_snapshot(self, context, snapshot, connector):
+        pass
+
+    def remove_export_snapshot(self, context, snapshot):
+        pass
 
 
 @interface.volumedriver
