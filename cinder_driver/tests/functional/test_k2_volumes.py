@@ -64,7 +64,9 @@ class K2VolumeTestCase(k2_driver_base.K2DriverTestCase):
         cases = ({'k2:dedup': 'perhaps'}, {'k2:colour': 'red'},
                  {'kaminario:thin_prov_type': 'sometimes'},
                  {'k2:dedup': 'true', 'kaminario:thin_prov_type': 'nodedup'},
-                 {'replication_enabled': '<is> True'})
+                 {'replication_enabled': '<is> True'},
+                 # Immutable snapshots: not offered by K2.
+                 {'k2:snapshot_retention_hours': '24'})
         for specs in cases:
             vol = self.volume(vtype=self.volume_type(**specs))
             _r, sent = self.count(self.assertRaises,
