@@ -332,7 +332,14 @@ class K2Adapter(flash_stats.CachedStats):
         try:
             self.client.delete_snapshot(snap_id)
         except flash_exception.ObjectBusy:
-            raise exception.SnapshotIsBusy(snapshot_name=snapshot.name)
+            # A backup that never detached leaves the snapshot's own view
+            # (snapshot_export) holding it: the view goes with it.
+            if not self.snapshot_export.detach(snapshot, None):
+                raise exception.SnapshotIsBusy(snapshot_name=snapshot.name)
+            try:
+                self.client.delete_snapshot(snap_id)
+            except flash_exception.ObjectBusy:
+                raise exception.SnapshotIsBusy(snapshot_name=snapshot.name)
 
     def revert_to_snapshot(self, volume, snapshot):
         if provider_id.is_shared(volume.provider_id) or \
@@ -364,6 +371,7 @@ class K2Adapter(flash_stats.CachedStats):
 
     def terminate_connection_snapshot(self, snapshot, connector):
         self.snapshot_export.detach(snapshot, connector)
+        return None
 
     def terminate_connection(self, volume, connector):
         """Unmap; with no connector, remove every mapping of the volume."""

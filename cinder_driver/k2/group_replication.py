@@ -216,11 +216,7 @@ class GroupReplication(object):
 
     def _failback(self, group, volumes):
         source, primary = self.secondary, self.primary
-        try:
-            primary.system_state()
-        except flash_exception.ArrayAPIError as e:
-            raise exception.UnableToFailOver(reason=_(
-                'the primary array is not reachable: %s') % e)
+        self.manager.require_primary()
         name = session_name(group)
         on_source = source.session_by_name(name)
         on_primary = primary.session_by_name(name)

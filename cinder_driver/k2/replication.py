@@ -332,13 +332,17 @@ class ReplicationManager(object):
         primary.set_session_state(primary_session_id, 'failed_over')
         primary.set_session_state(primary_session_id, 'in_sync')
 
-    def _failback(self, volumes):
-        source, primary = self.secondary, self.primary
+    def require_primary(self):
+        """A failback needs the primary array back: refuse it early."""
         try:
-            primary.system_state()
+            self.primary.system_state()
         except flash_exception.ArrayAPIError as e:
             raise exception.UnableToFailOver(reason=_(
                 'the primary array is not reachable: %s') % e)
+
+    def _failback(self, volumes):
+        source, primary = self.secondary, self.primary
+        self.require_primary()
         replicated = [v for v in volumes if v.replication_status ==
                       fields.ReplicationStatus.FAILED_OVER]
         names = {session_name(v) for v in replicated}

@@ -64,20 +64,22 @@ class SnapshotExport(object):
 
     def detach(self, snapshot, connector):
         """Unmap (every host without a connector); the last unmap removes
-        the view.
+        the view. Whether a view was removed.
         """
         view = self.client.snapshot_by_name(view_name(snapshot))
         if view is None:
-            return
+            return False
         exposed = list(self.client.volsnaps_of(view.id).values())
         host_id = None
         if connector is not None:
             host_id = self.adapter.hosts.host_id(
                 connector, self.adapter.initiators(connector), create=False)
             if host_id is None:
-                return
+                return False
         for volsnap_id in exposed:
             self.client.unmap(self.client.mappings_of(volsnap_id=volsnap_id,
                                                       host_id=host_id))
-        if not any(self.client.mappings_of(volsnap_id=v) for v in exposed):
-            self.client.delete_snapshot(view.id)
+        if any(self.client.mappings_of(volsnap_id=v) for v in exposed):
+            return False
+        self.client.delete_snapshot(view.id)
+        return True

@@ -89,3 +89,20 @@ class K2ReplicationBase(k2_driver_base.K2DriverTestCase):
         result, expected, got = iscsi_client.read_back(target, path)
         self.assertEqual(0, result.returncode, result.stderr)
         self.assertEqual(expected, got)
+
+    def stall(self, name):
+        """Stop the peer, have session ``name`` try a cycle and wait
+        until it reports why it failed; the backend's replication_status.
+        """
+        self.peer.stop()
+        k2 = self.array.k2_client()
+        session = self.session_named(self.array, name)
+        k2.update('replication/sessions', session['id'], {'state': 'in_sync'})
+        deadline = time.monotonic() + SYNC_TIMEOUT
+        while not k2.get('replication/sessions',
+                         session['id'])['state_reason']:
+            self.assertLess(time.monotonic(), deadline)
+            time.sleep(0.1)
+        self.driver.adapter._stats = None
+        return self.driver.get_volume_stats(
+            refresh=True)['replication_status']

@@ -135,3 +135,15 @@ class K2SnapshotTestCase(k2_driver_base.K2DriverTestCase):
         # Nothing is left to keep the snapshot from going.
         self.driver.delete_snapshot(snap)
         self.assertEqual([], k2.search('snapshots'))
+
+    def test_snapshot_delete_takes_a_left_over_view_along(self):
+        vol = self.create()
+        snap = self.snapshot(vol)
+        self.driver.initialize_connection_snapshot(snap, CONNECTOR)
+        # The backup never detached; the snapshot still goes, with its
+        # view and the view's mapping.
+        self.driver.delete_snapshot(snap)
+        k2 = self.array.k2_client()
+        self.assertEqual([], k2.search('snapshots'))
+        self.assertEqual([], k2.search('mappings'))
+        self.assertIsNotNone(self.array_volume(vol))

@@ -91,3 +91,16 @@ class SnapshotExportTestCase(k2_fakes.AdapterTestCase):
         self.adapter.terminate_connection_snapshot(self.snap, CONNECTOR)
         self.client.unmap.assert_not_called()
         self.client.delete_snapshot.assert_not_called()
+
+    def test_snapshot_delete_takes_a_left_over_view_along(self):
+        self.client.delete_snapshot.side_effect = [k2_fakes.busy(), True,
+                                                   True]
+        self.client.snapshot_by_name.return_value = self.view()
+        self.client.volsnaps_of.return_value = {9: 41}
+        mapped = k2_fakes.mapping_record(70, target='/volsnaps/41')
+        self.client.mappings_of.side_effect = [[mapped], []]
+        self.adapter.delete_snapshot(self.snap)
+        self.client.unmap.assert_called_once_with([mapped])
+        self.assertEqual([((3,),), ((30,),), ((3,),)],
+                         [c[:1] for c in
+                          self.client.delete_snapshot.call_args_list])
