@@ -28,6 +28,12 @@ class AdapterDriver(driver.VolumeDriver):
     SUPPORTS_ACTIVE_ACTIVE = True
     PROTOCOL = None
 
+    def adapter_of(self, volume):
+        """The adapter serving ``volume``: the backend's, unless a driver
+        knows the volume is on another array.
+        """
+        return self.adapter
+
     def do_setup(self, context):
         self.adapter.do_setup()
 
@@ -39,25 +45,27 @@ class AdapterDriver(driver.VolumeDriver):
 
     @coordination.synchronized('cinder-flash-volume-{volume.id}')
     def delete_volume(self, volume):
-        self.adapter.delete_volume(volume)
+        self.adapter_of(volume).delete_volume(volume)
 
     def extend_volume(self, volume, new_size):
-        self.adapter.extend_volume(volume, new_size)
+        self.adapter_of(volume).extend_volume(volume, new_size)
 
     def create_snapshot(self, snapshot):
-        return self.adapter.create_snapshot(snapshot)
+        return self.adapter_of(snapshot.volume).create_snapshot(snapshot)
 
     def delete_snapshot(self, snapshot):
-        self.adapter.delete_snapshot(snapshot)
+        self.adapter_of(snapshot.volume).delete_snapshot(snapshot)
 
     def create_volume_from_snapshot(self, volume, snapshot):
-        return self.adapter.create_volume_from_snapshot(volume, snapshot)
+        return self.adapter_of(snapshot.volume).create_volume_from_snapshot(
+            volume, snapshot)
 
     def create_cloned_volume(self, volume, src_vref):
-        return self.adapter.create_cloned_volume(volume, src_vref)
+        return self.adapter_of(src_vref).create_cloned_volume(volume,
+                                                              src_vref)
 
     def revert_to_snapshot(self, context, volume, snapshot):
-        self.adapter.revert_to_snapshot(volume, snapshot)
+        self.adapter_of(volume).revert_to_snapshot(volume, snapshot)
 
     def get_volume_stats(self, refresh=False):
         self._stats = self.adapter.get_volume_stats(refresh)
@@ -68,7 +76,7 @@ class AdapterDriver(driver.VolumeDriver):
 
     @coordination.synchronized('cinder-flash-volume-{volume.id}')
     def retype(self, context, volume, new_type, diff, host):
-        return self.adapter.retype(volume, new_type, host)
+        return self.adapter_of(volume).retype(volume, new_type, host)
 
     def manage_existing(self, volume, existing_ref):
         return self.adapter.manage_existing(volume, existing_ref)
@@ -138,18 +146,21 @@ class HostLockedAttach(object):
         return self.cluster_name or self.host
 
     @coordination.synchronized('cinder-flash-attach-{self.lock_scope}-{key}')
-    def _attach(self, volume, connector, key):
-        return self.adapter.initialize_connection(volume, connector)
-
-    @coordination.synchronized('cinder-flash-attach-{self.lock_scope}-{key}')
-    def _detach(self, volume, connector, key):
-        return self.adapter.terminate_connection(volume, connector)
+    def host_locked(self, key, call, *args):
+        """``call(*args)`` while no other attach or detach of the host
+        ``key`` (lock_key) runs.
+        """
+        return call(*args)
 
     def initialize_connection(self, volume, connector):
-        return self._attach(volume, connector, lock_key(connector))
+        return self.host_locked(lock_key(connector),
+                                self.adapter_of(volume).initialize_connection,
+                                volume, connector)
 
     def terminate_connection(self, volume, connector, **kwargs):
-        return self._detach(volume, connector, lock_key(connector))
+        return self.host_locked(lock_key(connector),
+                                self.adapter_of(volume).terminate_connection,
+                                volume, connector)
 
     def create_export(self, context, volume, connector):
         pass

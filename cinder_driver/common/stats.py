@@ -48,6 +48,22 @@ def capacity(total_kib, free_kib, provisioned_kib, configuration,
     }
 
 
+def backend_capabilities(shared_targets, clone_across_pools,
+                         sparse_copy_volume):
+    """Keys Cinder reads from the top level of the stats, not from a pool.
+
+    The volume manager keeps the top level as the driver's capabilities
+    and reads these three there: ``shared_targets`` (whether os-brick
+    locks around an iSCSI login), ``clone_across_pools`` (whether the
+    image-volume cache may hand this backend a volume of another pool)
+    and ``sparse_copy_volume`` (host-assisted migration skips zeros). In
+    a pool Cinder never sees them.
+    """
+    return {'shared_targets': shared_targets,
+            'clone_across_pools': clone_across_pools,
+            'sparse_copy_volume': sparse_copy_volume}
+
+
 class CachedStats(object):
     """get_volume_stats for an adapter: cached, and never raising.
 

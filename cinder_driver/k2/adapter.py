@@ -32,6 +32,7 @@ from cinder_driver.k2 import hosts
 from cinder_driver.k2 import manage
 from cinder_driver.k2 import probe as k2_probe
 from cinder_driver.k2 import provider_id
+from cinder_driver.k2 import snapshot_export
 from cinder_driver.k2 import specs
 
 LOG = logging.getLogger(__name__)
@@ -71,6 +72,7 @@ class K2Adapter(flash_stats.CachedStats):
                                         self.chap)
         self.groups = groups.GroupManager(self)
         self.manage = manage.Manager(self)
+        self.snapshot_export = snapshot_export.SnapshotExport(self)
         self.host_copy = None
 
     # -- setup ---------------------------------------------------------------
@@ -78,6 +80,10 @@ class K2Adapter(flash_stats.CachedStats):
         self.load()
         if self.replication is not None:
             self.replication.check(self.client)
+
+    @property
+    def loaded(self):
+        return self.location is not None
 
     def load(self):
         """What the driver needs from this array before it serves."""
@@ -216,9 +222,11 @@ class K2Adapter(flash_stats.CachedStats):
     def delete_volume(self, volume):
         # A replicated type's create that failed half-way may have left a
         # session (which keeps its volume group) or a copy on the peer.
-        if self.replication is not None and (
-                self.replication.is_replicated(volume) or
-                specs.type_replicated(volume.volume_type)):
+        # A group's member replicates with its group (group_replication).
+        if self.replication is not None and \
+                not provider_id.is_shared(volume.provider_id) and (
+                    self.replication.is_replicated(volume) or
+                    specs.type_replicated(volume.volume_type)):
             self.replication.stop(self.client, volume)
         ids = self.volume_ids(volume, required=False)
         if ids is None:
@@ -324,7 +332,14 @@ class K2Adapter(flash_stats.CachedStats):
         try:
             self.client.delete_snapshot(snap_id)
         except flash_exception.ObjectBusy:
-            raise exception.SnapshotIsBusy(snapshot_name=snapshot.name)
+            # A backup that never detached leaves the snapshot's own view
+            # (snapshot_export) holding it: the view goes with it.
+            if not self.snapshot_export.detach(snapshot, None):
+                raise exception.SnapshotIsBusy(snapshot_name=snapshot.name)
+            try:
+                self.client.delete_snapshot(snap_id)
+            except flash_exception.ObjectBusy:
+                raise exception.SnapshotIsBusy(snapshot_name=snapshot.name)
 
     def revert_to_snapshot(self, volume, snapshot):
         if provider_id.is_shared(volume.provider_id) or \
@@ -350,6 +365,13 @@ class K2Adapter(flash_stats.CachedStats):
                 self.hosts.host_id(connector, initiators, create=True),
                 volume_id)
         return self.connection_info(volume, connector, lun)
+
+    def initialize_connection_snapshot(self, snapshot, connector):
+        return self.snapshot_export.attach(snapshot, connector)
+
+    def terminate_connection_snapshot(self, snapshot, connector):
+        self.snapshot_export.detach(snapshot, connector)
+        return None
 
     def terminate_connection(self, volume, connector):
         """Unmap; with no connector, remove every mapping of the volume."""
@@ -377,6 +399,13 @@ class K2Adapter(flash_stats.CachedStats):
             'driver_version': self.driver_version,
             'storage_protocol': self.PROTOCOL,
         }
+        # One target per array serves every LUN (os-brick must lock);
+        # clones are made from volumes of this array only, never from an
+        # image-volume cache entry of another backend; unwritten blocks
+        # read as zeros.
+        stats.update(flash_stats.backend_capabilities(
+            shared_targets=True, clone_across_pools=False,
+            sparse_copy_volume=True))
         # Cinder reads the backend's replication state from the top level
         # (service replication_status), the scheduler from the pool.
         self._replication_stats(stats)
@@ -384,7 +413,8 @@ class K2Adapter(flash_stats.CachedStats):
 
     def _replication_stats(self, target):
         if self.replication is None:
-            target['replication_enabled'] = False
+            target.update(replication_enabled=False,
+                          consistent_group_replication_enabled=False)
         else:
             self.replication.stats(target)
 
@@ -409,7 +439,9 @@ class K2Adapter(flash_stats.CachedStats):
                 'QoS_support': False,
                 'consistent_group_snapshot_enabled': True,
                 'location_info': self.location,
-                'sparse_copy_volume': True,
+                # For filter and goodness functions (K2 objects limits);
+                # the array's built-in volume is left out.
+                'total_volumes': self.client.count_volumes(),
                 'compression_support': True,
                 'deduplication_support': True,
                 'data_reduction_ratio': ratio,
@@ -424,6 +456,9 @@ class K2Adapter(flash_stats.CachedStats):
                                          cap.provisioned,
                                          self.configuration, auto))
         self._replication_stats(pool)
+        if self.replication is not None:
+            stats['replication_status'] = self.replication.status(
+                self.client)
         stats['pools'] = [pool]
         return stats
 

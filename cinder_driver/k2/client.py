@@ -15,6 +15,8 @@ from cinder_driver.k2 import rest
 
 DEFAULT_PORT = rest.DEFAULT_PORT
 MIN_API_VERSION = (2, 2, 0)
+# Every K2 has this volume; it is no one's.
+BUILTIN_VOLUME = 'CTRL'
 # What an initiator kind is called on the wire: (resource, field).
 INITIATORS = {'iscsi': ('host_iqns', 'iqn'), 'fc': ('host_fc_ports', 'pwwn')}
 
@@ -162,6 +164,10 @@ class K2Client(object):
     def volumes(self):
         return self._all('volumes', 'volumes', records.volume)
 
+    def count_volumes(self):
+        """Volumes on the array, its built-in ones left out."""
+        return self.rest.count('volumes', name__neq=BUILTIN_VOLUME)
+
     def volumes_in_group(self, group_id):
         return self._all('volumes_in_group', 'volumes', records.volume, **{
             'volume_group.ref': _ref('volume_groups', group_id)})
@@ -194,6 +200,15 @@ class K2Client(object):
         return self.rest.create_unique('snapshots', body, **{
             'short_name': short_name,
             'volume_group.ref': _ref('volume_groups', group_id)})['id']
+
+    def create_view(self, short_name, snapshot_id, retention_policy_id):
+        """A view of a snapshot: a snapshot of it that hosts can map."""
+        return self.rest.create_unique('snapshots', {
+            'short_name': short_name,
+            'source': ref('snapshots', snapshot_id),
+            'retention_policy': ref('retention_policies',
+                                    retention_policy_id),
+            'is_exposable': True}, short_name=short_name)['id']
 
     def snapshot(self, snapshot_id):
         return self._get('snapshot', 'snapshots', records.snapshot,

@@ -11,6 +11,7 @@ subclasses in :mod:`cinder_driver.k2.protocols`.
 from cinder import exception
 from cinder.i18n import _
 from cinder import interface
+from cinder.objects import fields
 from cinder.volume import driver
 from cinder.volume.drivers.san import san
 from cinder.zonemanager import utils as fczm_utils
@@ -22,6 +23,7 @@ from cinder_driver.common import tls
 from cinder_driver.k2 import client as k2_client
 from cinder_driver.k2 import options as k2_options
 from cinder_driver.k2 import protocols
+from cinder_driver.k2 import provider_id
 from cinder_driver.k2 import replication
 
 PRIMARY = replication.PRIMARY
@@ -34,9 +36,12 @@ class K2BaseDriver(driver_base.AdapterDriver):
 
       1.0.0 - iSCSI and FC; array-side clones; revert; manage/unmanage;
               replication v2.1 with failback and active/active failover
+      1.1.0 - group replication (one replication cut per group);
+              replication error status Cinder can read; snapshots
+              attached for backups through views
     """
 
-    VERSION = '1.0.0'
+    VERSION = '1.1.0'
     ADAPTER = None
 
     def __init__(self, *args, **kwargs):
@@ -54,6 +59,41 @@ class K2BaseDriver(driver_base.AdapterDriver):
     def adapter(self):
         """The adapter of the array the backend uses now."""
         return self.adapters[self.active_backend_id or PRIMARY]
+
+    def adapter_of(self, volume):
+        """The adapter of the array ``volume`` is on.
+
+        The backend's, except for a member of a group failed over on its
+        own (group replication): its provider_id names the array that
+        serves it now.
+        """
+        pid = provider_id.ProviderId.parse(getattr(volume, 'provider_id',
+                                                   None))
+        if pid is None or volume.replication_status != \
+                fields.ReplicationStatus.FAILED_OVER:
+            return self.adapter
+        adapter = self.adapters.get(pid.array or PRIMARY, self.adapter)
+        if not adapter.loaded:
+            # The other array serves this group only: its targets and
+            # policies are read when the first of its volumes is used.
+            adapter.load()
+        return adapter
+
+    def _same_array(self, source, what):
+        """Copies are made on the backend's array only."""
+        if self.adapter_of(source) is not self.adapter:
+            raise exception.VolumeDriverException(message=_(
+                '%(what)s %(id)s is on the replication target with its '
+                'failed-over group; fail the group back first') % {
+                    'what': what, 'id': source.id})
+
+    def create_volume_from_snapshot(self, volume, snapshot):
+        self._same_array(snapshot.volume, 'the volume of snapshot')
+        return super().create_volume_from_snapshot(volume, snapshot)
+
+    def create_cloned_volume(self, volume, src_vref):
+        self._same_array(src_vref, 'volume')
+        return super().create_cloned_volume(volume, src_vref)
 
     def do_setup(self, context):
         conf = self.configuration
@@ -111,13 +151,23 @@ class K2BaseDriver(driver_base.AdapterDriver):
 
     # -- replication ---------------------------------------------------------
     def failover(self, context, volumes, secondary_id=None, groups=None):
-        """Active/active: the array side, run by one service."""
+        """Active/active: the array side, run by one service.
+
+        Members of replicated groups move with their group's session.
+        """
         if self.replication is None:
             raise exception.InvalidReplicationTarget(reason=_(
                 'no replication_device is configured'))
+        replicated = [g for g in groups or [] if g.is_replicated]
+        ids = {g.id for g in replicated}
         active, updates = self.replication.failover(
-            volumes, secondary_id, self.active_backend_id)
-        return active, updates, []
+            [v for v in volumes if v.group_id not in ids], secondary_id,
+            self.active_backend_id)
+        group_updates, member_updates = \
+            self.replication.groups.failover_backend(
+                replicated, [v for v in volumes if v.group_id in ids],
+                secondary_id)
+        return active, updates + member_updates, group_updates
 
     def failover_completed(self, context, active_backend_id=None):
         """Active/active: every service switches to the new array.
@@ -133,22 +183,63 @@ class K2BaseDriver(driver_base.AdapterDriver):
 
     def failover_host(self, context, volumes, secondary_id=None,
                       groups=None):
-        active, updates, _groups = self.failover(context, volumes,
-                                                 secondary_id)
+        active, updates, group_updates = self.failover(
+            context, volumes, secondary_id, groups)
         self.failover_completed(context, active)
-        return active, updates, []
+        return active, updates, group_updates
 
     def get_replication_error_status(self, context, groups):
         if self.replication is None:
             return [], []
-        return self.replication.error_status(self.adapter.client)
+        return self.replication.error_status(self.adapter.client, groups)
+
+    # -- group replication ---------------------------------------------------
+    def _group_replication(self, group):
+        if self.replication is None or not group.is_replicated:
+            raise exception.InvalidGroupType(reason=_(
+                'group %s: replication needs a replicated group type on a '
+                'backend with a replication_device') % group.id)
+        if self.active_backend_id is not None:
+            raise exception.InvalidReplicationTarget(reason=_(
+                'the backend is failed over to %s; groups replicate from '
+                'the primary only') % self.active_backend_id)
+        return self.replication.groups
+
+    def enable_replication(self, context, group, volumes):
+        return self._group_replication(group).enable(group, volumes)
+
+    def disable_replication(self, context, group, volumes):
+        return self._group_replication(group).disable(group, volumes)
+
+    def failover_replication(self, context, group, volumes,
+                             secondary_backend_id=None):
+        return self._group_replication(group).failover(
+            group, volumes, secondary_backend_id)
 
     def migrate_volume(self, context, volume, host):
         return self.adapter.migrate_volume(volume, host)
 
 
 class K2AttachDriver(driver_base.HostLockedAttach, K2BaseDriver):
-    """Map and unmap, serialised per host."""
+    """Map and unmap, serialised per host; snapshots through views."""
+
+    def initialize_connection_snapshot(self, snapshot, connector, **kwargs):
+        adapter = self.adapter_of(snapshot.volume)
+        return self.host_locked(driver_base.lock_key(connector),
+                                adapter.initialize_connection_snapshot,
+                                snapshot, connector)
+
+    def terminate_connection_snapshot(self, snapshot, connector, **kwargs):
+        adapter = self.adapter_of(snapshot.volume)
+        return self.host_locked(driver_base.lock_key(connector),
+                                adapter.terminate_connection_snapshot,
+                                snapshot, connector)
+
+    def create_export_snapshot(self, context, snapshot, connector):
+        pass
+
+    def remove_export_snapshot(self, context, snapshot):
+        pass
 
 
 @interface.volumedriver

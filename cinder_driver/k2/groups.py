@@ -1,10 +1,13 @@
 """Generic groups with consistent snapshots on K2 volume groups.
 
-A K2 snapshot covers a whole volume group at one instant, so a Cinder
-group whose type asks for consistent snapshots gets a volume group of its
-own (``cgrp-<group id>``) and its volumes move into it. A group snapshot
-is then one array snapshot. Groups of other types are left to Cinder's
-generic implementation (NotImplementedError).
+A K2 snapshot covers a whole volume group at one instant, and K2
+replicates a volume group as one, so a Cinder group whose type asks for
+consistent snapshots or for consistent replication gets a volume group of
+its own (``cgrp-<group id>``) and its volumes move into it. A group
+snapshot is then one array snapshot, and a replicated group one
+replication session (:mod:`cinder_driver.k2.group_replication`). Groups
+of other types are left to Cinder's generic implementation
+(NotImplementedError).
 
 A member's provider_id is marked shared: deleting the member never
 deletes the group's volume group.
@@ -16,6 +19,7 @@ from cinder.objects import fields
 from cinder.volume import volume_utils
 from oslo_log import log as logging
 
+from cinder_driver.common import cleanup
 from cinder_driver.common import exception as flash_exception
 from cinder_driver.common import naming
 from cinder_driver.common import stats as flash_stats
@@ -32,7 +36,15 @@ def group_name(group):
 
 
 def is_consistent(group):
-    return volume_utils.is_group_a_cg_snapshot_type(group)
+    """Whether a group (or group snapshot) lives in one volume group."""
+    return (volume_utils.is_group_a_cg_snapshot_type(group) or
+            volume_utils.is_group_a_type(
+                group, 'consistent_group_replication_enabled'))
+
+
+def is_replicated(group):
+    return volume_utils.is_group_a_type(
+        group, 'consistent_group_replication_enabled')
 
 
 def _consistent(group):
@@ -61,11 +73,21 @@ class GroupManager(object):
         return found
 
     def _dedup(self, group):
+        replicated = is_replicated(group)
+        if replicated and self.adapter.replication is None:
+            raise exception.InvalidGroupType(reason=_(
+                'group %s replicates, but this backend has no '
+                'replication_device') % group.id)
         for vtype in group.volume_types:
-            if self.adapter.type_specs(vtype)['replication']:
+            if self.adapter.type_specs(vtype)['replication'] != replicated:
                 raise exception.InvalidGroupType(reason=_(
-                    'volume type %s is replicated; consistent K2 groups '
-                    'take no replicated volumes') % vtype.id)
+                    'volume type %(type)s %(is)s replicated, but group '
+                    '%(grp)s %(does)s: a K2 group replicates as one, with '
+                    'all its volumes') % {
+                        'type': vtype.id, 'grp': group.id,
+                        'is': 'is' if not replicated else 'is not',
+                        'does': 'does not' if not replicated
+                        else 'does'})
         values = {self.adapter.type_dedup(t) for t in group.volume_types}
         if len(values) > 1:
             raise exception.InvalidGroupType(reason=_(
@@ -80,12 +102,27 @@ class GroupManager(object):
         return {'status': fields.GroupStatus.AVAILABLE}
 
     def create_member(self, volume):
-        """A new volume created in its consistent group's volume group."""
-        if self.adapter.type_specs(volume.volume_type)['replication']:
+        """A new volume created in its consistent group's volume group.
+
+        In a replicating group it joins the group's session.
+        """
+        group = volume.group
+        replicated = is_replicated(group)
+        if self.adapter.type_specs(volume.volume_type)['replication'] != \
+                replicated:
             raise exception.InvalidVolume(reason=_(
-                'replicated volumes cannot be members of consistent group '
-                '%s: a K2 group replicates as one') % volume.group_id)
-        vg = self._volume_group(volume.group)
+                'group %s takes volumes of %s types only: a K2 group '
+                'replicates as one') % (
+                    volume.group_id,
+                    'replicated' if replicated else 'not replicated'))
+        status = group.replication_status if replicated else None
+        if status not in (None, fields.ReplicationStatus.DISABLED,
+                          fields.ReplicationStatus.ENABLED):
+            raise exception.InvalidGroup(reason=_(
+                'group %(grp)s is %(status)s; new volumes join it once its '
+                'replication is enabled or disabled') % {
+                    'grp': group.id, 'status': status})
+        vg = self._volume_group(group)
         if self.adapter.type_dedup(volume.volume_type) != vg.is_dedup:
             raise exception.InvalidVolume(reason=_(
                 'the volume type does not match the deduplication of group '
@@ -94,11 +131,24 @@ class GroupManager(object):
             naming.volume_name(volume),
             volume.size * flash_stats.KIB_PER_GIB, vg.id,
             description=specs.owner(volume))
-        return {'provider_id': self.adapter.provider_id(vg.id, volume_id,
-                                                        shared=True)}
+        update = {'provider_id': self.adapter.provider_id(vg.id, volume_id,
+                                                          shared=True)}
+        if status == fields.ReplicationStatus.ENABLED:
+            with cleanup.undo_on_error(
+                    'removing volume %s' % volume_id,
+                    lambda: self.client.delete_volume(volume_id)):
+                update.update(self.adapter.replication.groups.add_member(
+                    group, volume, volume_id))
+        elif replicated:
+            update['replication_status'] = \
+                fields.ReplicationStatus.DISABLED
+        return update
 
     def delete(self, group, volumes):
         _consistent(group)
+        if is_replicated(group) and self.adapter.replication is not None:
+            # The session holds the volume group; the copy goes too.
+            self.adapter.replication.groups.stop(group)
         updates = []
         for volume in volumes:
             try:
@@ -119,6 +169,14 @@ class GroupManager(object):
 
     def update(self, group, add_volumes, remove_volumes):
         _consistent(group)
+        replicated = is_replicated(group)
+        if replicated and (add_volumes or remove_volumes) and \
+                group.replication_status != \
+                fields.ReplicationStatus.DISABLED:
+            raise exception.InvalidGroup(reason=_(
+                'group %(grp)s replicates (%(status)s); disable its '
+                'replication before adding or removing volumes') % {
+                    'grp': group.id, 'status': group.replication_status})
         vg = self._volume_group(group)
         added, removed = [], []
         for volume in add_volumes or []:
@@ -126,7 +184,22 @@ class GroupManager(object):
                 raise exception.InvalidVolume(reason=_(
                     'volume %(vol)s does not match the deduplication of '
                     'group %(grp)s') % {'vol': volume.id, 'grp': group.id})
+            if self.adapter.type_specs(volume.volume_type)['replication'] \
+                    != replicated:
+                raise exception.InvalidVolume(reason=_(
+                    'volume %(vol)s is %(not)sreplicated; group %(grp)s '
+                    'replicates as one, with all its volumes') % {
+                        'vol': volume.id, 'grp': group.id,
+                        'not': '' if not replicated else 'not '})
+        for volume in add_volumes or []:
+            if replicated and self.adapter.replication.is_replicated(volume):
+                # It replicated on its own: the group's session takes over
+                # once the group's replication is enabled.
+                self.adapter.replication.stop(self.client, volume)
             added.append(self._move_into(volume, vg))
+            if replicated:
+                added[-1]['replication_status'] = \
+                    fields.ReplicationStatus.DISABLED
         for volume in remove_volumes or []:
             removed.append(self._move_out(volume))
         return None, added, removed

@@ -32,6 +32,7 @@ from oslo_log import log as logging
 from cinder_driver.common import exception as flash_exception
 from cinder_driver.common import naming
 from cinder_driver.common import tls
+from cinder_driver.k2 import group_replication
 from cinder_driver.k2 import provider_id
 from cinder_driver.k2 import specs
 
@@ -128,6 +129,7 @@ class ReplicationManager(object):
         self.primary = primary
         self.secondary = secondary
         self._peers = {}
+        self.groups = group_replication.GroupReplication(self)
 
     @property
     def backend_id(self):
@@ -136,7 +138,7 @@ class ReplicationManager(object):
     def _other(self, client):
         return self.primary if client is self.secondary else self.secondary
 
-    def _peer(self, client):
+    def peer(self, client):
         """Id, on ``client``'s array, of its pairing to the other array."""
         key = id(client)
         if key not in self._peers:
@@ -156,7 +158,7 @@ class ReplicationManager(object):
     def check(self, client):
         """Warn when the pairing cannot be confirmed (setup goes on)."""
         try:
-            self._peer(client)
+            self.peer(client)
         except flash_exception.ArrayAPIError as e:
             # The other array may be the one that was lost; replicated
             # creates will say so, everything else works.
@@ -164,6 +166,7 @@ class ReplicationManager(object):
 
     def stats(self, target):
         target.update({'replication_enabled': True,
+                       'consistent_group_replication_enabled': True,
                        'replication_type': ['async'],
                        'replication_count': 1,
                        'replication_targets': [self.backend_id]})
@@ -184,7 +187,7 @@ class ReplicationManager(object):
                 'failed over to %s; fail back first') % self.backend_id)
         name = session_name(volume)
         session = client.create_session(
-            name, self._peer(client), group_id, naming.group_name(volume),
+            name, self.peer(client), group_id, naming.group_name(volume),
             self.device['rpo'])
         try:
             client.add_peer_volume(session, volume_id,
@@ -307,13 +310,39 @@ class ReplicationManager(object):
                     self.configuration.k2_replication_timeout)
             time.sleep(POLL_SECONDS)
 
-    def _failback(self, volumes):
+    def reverse(self, session):
+        """Start copying a failed-over session back to the primary."""
+        self.secondary.set_session_state(session.id, 'in_sync')
+
+    def switch_back(self, session, primary_session_id, serving_ids,
+                    reversed_already=False):
+        """Finish a failback of one session of the secondary.
+
+        Waits for the copy back (``reverse``) to complete, unmaps the
+        secondary's copies (``serving_ids``: they go back to being
+        read-only targets), then the primary takes over and replicates to
+        the secondary again.
+        """
         source, primary = self.secondary, self.primary
+        if not reversed_already:
+            self.reverse(session)
+        self._wait_reversed(source, session)
+        for volume_id in serving_ids:
+            source.unmap(source.mappings_of(volume_id=volume_id))
+        primary.set_session_state(primary_session_id, 'failed_over')
+        primary.set_session_state(primary_session_id, 'in_sync')
+
+    def require_primary(self):
+        """A failback needs the primary array back: refuse it early."""
         try:
-            primary.system_state()
+            self.primary.system_state()
         except flash_exception.ArrayAPIError as e:
             raise exception.UnableToFailOver(reason=_(
                 'the primary array is not reachable: %s') % e)
+
+    def _failback(self, volumes):
+        source, primary = self.secondary, self.primary
+        self.require_primary()
         replicated = [v for v in volumes if v.replication_status ==
                       fields.ReplicationStatus.FAILED_OVER]
         names = {session_name(v) for v in replicated}
@@ -332,22 +361,17 @@ class ReplicationManager(object):
                         session_name(volume) not in on_primary:
                     raise exception.VolumeBackendAPIException(data=_(
                         'its replication session is gone'))
-                source.set_session_state(session.id, 'in_sync')
+                self.reverse(session)
                 started.append((volume, session))
             except Exception as e:
                 updates.append(self._failback_error(volume, e))
         for volume, session in started:
             try:
-                self._wait_reversed(source, session)
-                # The secondary's copy goes back to being a read-only
-                # target: no host keeps it mapped.
                 serving_copy = serving.get(naming.volume_name(volume))
-                if serving_copy is not None:
-                    source.unmap(source.mappings_of(
-                        volume_id=serving_copy.id))
-                back = on_primary[session_name(volume)]
-                primary.set_session_state(back.id, 'failed_over')
-                primary.set_session_state(back.id, 'in_sync')
+                self.switch_back(
+                    session, on_primary[session_name(volume)].id,
+                    [serving_copy.id] if serving_copy is not None else [],
+                    reversed_already=True)
                 copy = copies[naming.volume_name(volume)]
                 if copy.group_id is None:
                     raise exception.VolumeBackendAPIException(data=_(
@@ -381,19 +405,50 @@ class ReplicationManager(object):
             'replication_status': fields.ReplicationStatus.ERROR,
             'status': 'error'}}
 
-    def error_status(self, client):
-        """Volumes whose replication session reports a problem."""
-        updates = []
-        for session in client.source_sessions():
-            if not session.state_reason and session.state == 'in_sync':
-                continue
+    @staticmethod
+    def troubled(client):
+        """Sessions ``client``'s array replicates from that do not ship."""
+        return [s for s in client.source_sessions()
+                if s.state_reason or s.state != 'in_sync']
+
+    def status(self, client):
+        """The backend's replication_status: Cinder asks for the error
+        status of groups and volumes (get_replication_error_status) only
+        while the backend reports ``error``.
+        """
+        return (fields.ReplicationStatus.ERROR if self.troubled(client)
+                else fields.ReplicationStatus.ENABLED)
+
+    def error_status(self, client, groups=()):
+        """Cinder's replication error status: (group, volume updates).
+
+        The volumes and groups whose session on ``client``'s array (the
+        source) reports a problem go to ``error``; a group of ``groups``
+        that Cinder holds in ``error`` and whose session is sound again
+        goes back to ``enabled``, with its volumes.
+        """
+        error = fields.ReplicationStatus.ERROR
+        group_updates, volume_updates, troubled = [], [], set()
+        for session in self.troubled(client):
+            owner_group = group_replication.group_id_of(session)
+            if owner_group is not None:
+                troubled.add(owner_group)
+                group_updates.append({'group_id': owner_group,
+                                      'replication_status': error})
             if session.group_id is None:
                 continue
             for vol in client.volumes_in_group(session.group_id):
                 owner = specs.owner_of(vol.description)
                 if owner:
-                    updates.append({
-                        'volume_id': owner,
-                        'updates': {'replication_status':
-                                    fields.ReplicationStatus.ERROR}})
-        return updates, []
+                    volume_updates.append({'volume_id': owner,
+                                           'replication_status': error})
+        enabled = fields.ReplicationStatus.ENABLED
+        for group in groups or []:
+            if group.id in troubled or group.replication_status != error:
+                continue
+            group_updates.append({'group_id': group.id,
+                                  'replication_status': enabled})
+            volume_updates.extend(
+                {'volume_id': v.id, 'replication_status': enabled}
+                for v in group.volumes if v.replication_status == error)
+        return group_updates, volume_updates

@@ -115,6 +115,18 @@ class K2Rest(object):
         capabilities = self._discovery().get('capabilities')
         return capabilities if isinstance(capabilities, dict) else {}
 
+    def _page(self, path, params):
+        """(hits, total) of one page, both checked."""
+        status, payload = self.http.request('GET', path, params=params)
+        page = payload.get('hits') if isinstance(payload, dict) else None
+        total = payload.get('total') if isinstance(payload, dict) else None
+        if not isinstance(page, list) or not isinstance(total, int) or \
+                isinstance(total, bool) or total < 0 or \
+                not all(isinstance(hit, dict) for hit in page):
+            raise self.bad('GET', path, status,
+                           'expected {"hits": [{...}], "total": N}')
+        return page, total
+
     def search(self, resource, **filters):
         """Objects of ``resource`` matching ``filters``, all pages."""
         path = '/%s' % resource
@@ -124,18 +136,15 @@ class K2Rest(object):
             params.setdefault('__limit', PAGE)
             if offset:
                 params['__offset'] = offset
-            status, payload = self.http.request('GET', path, params=params)
-            page = payload.get('hits') if isinstance(payload, dict) else None
-            total = payload.get('total') if isinstance(payload, dict) \
-                else None
-            if not isinstance(page, list) or not isinstance(total, int) or \
-                    not all(isinstance(hit, dict) for hit in page):
-                raise self.bad('GET', path, status,
-                               'expected {"hits": [{...}], "total": N}')
+            page, total = self._page(path, params)
             hits.extend(page)
             offset += len(page)
             if not page or offset >= total:
                 return hits
+
+    def count(self, resource, **filters):
+        """How many objects match ``filters`` (a page of one object)."""
+        return self._page('/%s' % resource, dict(filters, __limit=1))[1]
 
     def find(self, resource, **filters):
         """The one object matching ``filters``, or None."""

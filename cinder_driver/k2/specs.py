@@ -22,7 +22,19 @@ SPECS = (
                      help='Cinder\'s replication capability.'),
     extra_specs.Spec('kaminario:replication', ('enabled', 'disabled'),
                      help='The in-tree K2 driver\'s replication spec.'),
+    extra_specs.Spec('k2:snapshot_retention_hours', int, minimum=0,
+                     help='Snapshots that cannot be deleted for this many '
+                          'hours: not offered by K2 (any value above 0 is '
+                          'refused).'),
 )
+# K2's retention_policies (num_snapshots, weeks, days, hours) bound how
+# long the array keeps the snapshots it takes; none of them stops anyone
+# from deleting a snapshot earlier, which is what an immutable snapshot
+# means.
+IMMUTABLE_REFUSED = _(
+    'extra spec k2:snapshot_retention_hours=%s asks for snapshots that '
+    'cannot be deleted before their time; K2 does not offer that: its '
+    'retention policies only bound how long it keeps snapshots')
 # Ownership mark kept in array objects' descriptions: names cannot tell
 # managed from unmanaged objects (after unmanage the name stays, and
 # Cinder may manage it again by that name).
@@ -57,6 +69,9 @@ def volume_specs(volume_type, replication_ok=False):
             'extra specs contradict each other: k2:dedup=%(dedup)s but '
             'kaminario:thin_prov_type=%(legacy)s') % {
                 'dedup': dedup, 'legacy': legacy})
+    if values['k2:snapshot_retention_hours']:
+        raise exception.InvalidVolumeType(
+            reason=IMMUTABLE_REFUSED % values['k2:snapshot_retention_hours'])
     if dedup is None:
         dedup = legacy != 'nodedup'
     replication = (values['replication_enabled'] or

@@ -1,10 +1,15 @@
 """K2 driver: snapshots, clones, volume from snapshot, revert."""
 
+import os
+
 from cinder import exception
+import fixtures
 
 from cinder_driver.tests.functional import k2_driver_base
+from reference_array.tests import iscsi_client
 
 GIB = 1024 * 1024
+CONNECTOR = k2_driver_base.CONNECTOR
 
 
 class K2SnapshotTestCase(k2_driver_base.K2DriverTestCase):
@@ -89,3 +94,56 @@ class K2SnapshotTestCase(k2_driver_base.K2DriverTestCase):
         self.assertIsNone(self.array_volume(vol))
         self.assertEqual(1, len(k2.search('snapshots')))
         self.assertIn('is kept', log.output)
+
+    def lun(self, info):
+        return iscsi_client.url(self.array.info['iscsi_portal'],
+                                info['data']['target_iqn'],
+                                info['data']['target_lun'],
+                                CONNECTOR['initiator'])
+
+    def test_snapshot_attached_for_backup_without_a_volume(self):
+        tmp = self.useFixture(fixtures.TempDir()).path
+        first, second = (os.path.join(tmp, n) for n in ('first', 'second'))
+        for path in (first, second):
+            with open(path, 'wb') as f:
+                f.write(os.urandom(1024 * 1024))
+        vol = self.create()
+        info = self.driver.initialize_connection(vol, CONNECTOR)
+        result = iscsi_client.write_file(first, self.lun(info))
+        self.assertEqual(0, result.returncode, result.stderr)
+        snap = self.snapshot(vol)
+        # The volume moves on; the snapshot keeps the first bytes.
+        result = iscsi_client.write_file(second, self.lun(info))
+        self.assertEqual(0, result.returncode, result.stderr)
+        self.driver.terminate_connection(vol, CONNECTOR)
+        k2 = self.array.k2_client()
+        volumes = len(k2.search('volumes'))
+
+        info = self.driver.initialize_connection_snapshot(snap, CONNECTOR)
+        self.assertEqual('ro', info['data']['access_mode'])
+        result, expected, got = iscsi_client.read_back(self.lun(info), first)
+        self.assertEqual(0, result.returncode, result.stderr)
+        self.assertEqual(expected, got)
+        self.assertEqual(volumes, len(k2.search('volumes')))
+        view = k2.find('snapshots', short_name='csv-%s' % snap.id)
+        self.assertIs(True, view['is_exposable'])
+
+        self.driver.terminate_connection_snapshot(snap, CONNECTOR)
+        self.assertIsNone(k2.find('snapshots',
+                                  short_name='csv-%s' % snap.id))
+        self.assertEqual([], k2.search('mappings'))
+        # Nothing is left to keep the snapshot from going.
+        self.driver.delete_snapshot(snap)
+        self.assertEqual([], k2.search('snapshots'))
+
+    def test_snapshot_delete_takes_a_left_over_view_along(self):
+        vol = self.create()
+        snap = self.snapshot(vol)
+        self.driver.initialize_connection_snapshot(snap, CONNECTOR)
+        # The backup never detached; the snapshot still goes, with its
+        # view and the view's mapping.
+        self.driver.delete_snapshot(snap)
+        k2 = self.array.k2_client()
+        self.assertEqual([], k2.search('snapshots'))
+        self.assertEqual([], k2.search('mappings'))
+        self.assertIsNotNone(self.array_volume(vol))

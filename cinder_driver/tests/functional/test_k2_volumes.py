@@ -6,6 +6,7 @@ from cinder import exception
 from cinder_driver.common import stats as stats_mod
 from cinder_driver.k2 import driver as k2_driver
 from cinder_driver.tests.functional import k2_driver_base
+from cinder_driver.tests import scheduler_view
 from reference_array.core import engine
 
 GIB = 1024 * 1024
@@ -17,7 +18,7 @@ class K2VolumeTestCase(k2_driver_base.K2DriverTestCase):
         from cinder.interface import volume_driver
         for cls in (k2_driver.K2ISCSIDriver, k2_driver.K2FCDriver):
             self.assertTrue(issubclass(cls, volume_driver.VolumeDriverCore))
-            self.assertEqual('1.0.0', cls.VERSION)
+            self.assertEqual('1.1.0', cls.VERSION)
             self.assertTrue(cls.SUPPORTS_ACTIVE_ACTIVE)
         names = [o.name for o in self.driver.get_driver_options()]
         for name in ('san_ip', 'san_password', 'flash_rest_read_timeout',
@@ -63,7 +64,9 @@ class K2VolumeTestCase(k2_driver_base.K2DriverTestCase):
         cases = ({'k2:dedup': 'perhaps'}, {'k2:colour': 'red'},
                  {'kaminario:thin_prov_type': 'sometimes'},
                  {'k2:dedup': 'true', 'kaminario:thin_prov_type': 'nodedup'},
-                 {'replication_enabled': '<is> True'})
+                 {'replication_enabled': '<is> True'},
+                 # Immutable snapshots: not offered by K2.
+                 {'k2:snapshot_retention_hours': '24'})
         for specs in cases:
             vol = self.volume(vtype=self.volume_type(**specs))
             _r, sent = self.count(self.assertRaises,
@@ -109,7 +112,8 @@ class K2VolumeTestCase(k2_driver_base.K2DriverTestCase):
     def test_stats(self):
         self.create(size=4)
         stats, sent = self.count(self.driver.get_volume_stats, True)
-        self.assertLessEqual(len(sent), 2)
+        # capacity, performance, a count of volumes
+        self.assertLessEqual(len(sent), 3, sent)
         self.assertEqual(constants.ISCSI, stats['storage_protocol'])
         self.assertEqual(self.BACKEND, stats['volume_backend_name'])
         pool = stats['pools'][0]
@@ -134,3 +138,24 @@ class K2VolumeTestCase(k2_driver_base.K2DriverTestCase):
         stats = self.driver.get_volume_stats(True)
         self.assertEqual('down', stats['pools'][0]['backend_state'])
         self.assertEqual(0, stats['pools'][0]['free_capacity_gb'])
+
+    def test_what_the_scheduler_and_the_manager_read(self):
+        vols = [self.create(), self.create()]
+        # Volumes share the array's one target: os-brick must lock.
+        iqns = {self.driver.initialize_connection(
+            v, k2_driver_base.CONNECTOR)['data']['target_iqn'] for v in vols}
+        self.assertEqual(1, len(iqns))
+        caps = scheduler_view.backend(self.driver)
+        self.assertEqual((True, False, True), (
+            caps['shared_targets'], caps['clone_across_pools'],
+            caps['sparse_copy_volume']))
+        host = 'cinder@%s' % self.BACKEND
+        pool = scheduler_view.pools(self.ctx, host, caps)[
+            '%s#%s' % (host, self.BACKEND)]
+        self.assertEqual(2, pool['total_volumes'])
+        self.assertEqual(2.0, pool['provisioned_capacity_gb'])
+        for key in ('multiattach', 'online_extend_support',
+                    'consistent_group_snapshot_enabled',
+                    'thin_provisioning_support'):
+            self.assertIs(True, pool[key], key)
+        self.assertIs(False, pool['consistent_group_replication_enabled'])

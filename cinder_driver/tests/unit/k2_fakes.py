@@ -15,13 +15,17 @@ from oslo_utils import uuidutils
 from cinder_driver.common import exception as flash_exception
 from cinder_driver.common import options as common_options
 from cinder_driver.k2 import client
+from cinder_driver.k2 import driver as k2_driver
 from cinder_driver.k2 import options as k2_options
 from cinder_driver.k2 import protocols
 from cinder_driver.k2 import records
+from cinder_driver.k2 import replication
 
 CONNECTOR = {'host': 'compute-1',
              'initiator': 'iqn.1993-08.org.debian:01:c1',
              'wwpns': ['10000090FA000001']}
+REPLICATION_DEVICE = {'backend_id': 'dr', 'san_ip': '192.0.2.50',
+                      'san_login': 'admin', 'san_password': 'pw2'}
 ADAPTERS = {constants.ISCSI: protocols.K2ISCSIAdapter,
             constants.FC: protocols.K2FCAdapter}
 
@@ -116,3 +120,41 @@ class AdapterTestCase(test.TestCase):
             provider_id=provider_id)
         snap.volume = vol
         return snap
+
+
+def session(session_id, name, state='in_sync', reason='', generation=0,
+            current=None, group_id=None):
+    return records.Session(session_id, name, state, reason, generation,
+                           current, group_id)
+
+
+class ReplicatedAdapterTestCase(AdapterTestCase):
+    """A driver with a primary and a replication target, both mocked."""
+
+    def setUp(self):
+        super().setUp()
+        self.override_config('replication_device', [REPLICATION_DEVICE],
+                             group=self.GROUP)
+        self.secondary = mock_client('K2 dr')
+        self.manager = replication.ReplicationManager(
+            self.conf, replication.parse_device(self.conf), self.client,
+            self.secondary)
+        self.manager._peers = {id(self.client): 1}
+        self.driver = k2_driver.K2ISCSIDriver(configuration=self.conf,
+                                              host='cinder@k2-unit')
+        self.driver.replication = self.manager
+        self.driver.adapters = {
+            'default': self.make_adapter(self.client,
+                                         replication=self.manager),
+            'dr': self.make_adapter(self.secondary, array_id='dr',
+                                    replication=self.manager)}
+        for made in self.driver.adapters.values():
+            made.load = mock.Mock()
+        self.adapter = self.driver.adapters['default']
+        self.client.source_sessions.return_value = []
+
+    def serve_stats(self):
+        self.client.capacity.return_value = records.Capacity(10, 5, 1, 1, 1)
+        self.client.performance.return_value = {
+            'read_iops_avg': 0, 'write_iops_avg': 0, 'throughput_avg': 0,
+            'latency_avg': 0}

@@ -66,6 +66,15 @@ class K2SpecsTestCase(test.TestCase):
         self.assertIn('k2:dedup', err.msg)
         self.assertIn('kaminario:thin_prov_type', err.msg)
 
+    def test_immutable_snapshots_are_refused_with_the_reason(self):
+        err = self.assertRaises(
+            exception.InvalidVolumeType, k2_specs.volume_specs,
+            {'extra_specs': {'k2:snapshot_retention_hours': '24'}})
+        self.assertIn('k2:snapshot_retention_hours=24', err.msg)
+        self.assertIn('does not offer', err.msg)
+        self.assertTrue(k2_specs.volume_specs(
+            {'extra_specs': {'k2:snapshot_retention_hours': '0'}})['dedup'])
+
 
 @ddt.ddt
 class K2ReplicationSpecsTestCase(test.TestCase):

@@ -15,6 +15,7 @@ class GroupsTestCase(k2_fakes.AdapterTestCase):
         super().setUp()
         self.consistent = self.mock_object(groups, 'is_consistent',
                                            return_value=True)
+        self.mock_object(groups, 'is_replicated', return_value=False)
 
     def group(self, *specs):
         grp = mock.Mock(id=uuidutils.generate_uuid())

@@ -8,12 +8,10 @@ import ddt
 
 from cinder_driver.common import exception as flash_exception
 from cinder_driver.k2 import driver as k2_driver
-from cinder_driver.k2 import records
 from cinder_driver.k2 import replication
 from cinder_driver.tests.unit import k2_fakes
 
-DEVICE = {'backend_id': 'dr', 'san_ip': '192.0.2.50', 'san_login': 'admin',
-          'san_password': 'pw2'}
+DEVICE = k2_fakes.REPLICATION_DEVICE
 
 
 @ddt.ddt
@@ -66,34 +64,10 @@ class DeviceTestCase(k2_fakes.AdapterTestCase):
         self.assertIn('dr2', str(e))
 
 
-def session(session_id, name, state='in_sync', reason='', generation=0,
-            current=None, group_id=None):
-    return records.Session(session_id, name, state, reason, generation,
-                           current, group_id)
+session = k2_fakes.session
 
 
-class ReplicatedTestCase(k2_fakes.AdapterTestCase):
-
-    def setUp(self):
-        super().setUp()
-        self.override_config('replication_device', [DEVICE],
-                             group=self.GROUP)
-        self.secondary = k2_fakes.mock_client('K2 dr')
-        self.manager = replication.ReplicationManager(
-            self.conf, replication.parse_device(self.conf), self.client,
-            self.secondary)
-        self.manager._peers = {id(self.client): 1}
-        self.driver = k2_driver.K2ISCSIDriver(configuration=self.conf,
-                                              host='cinder@k2-unit')
-        self.driver.replication = self.manager
-        self.driver.adapters = {
-            'default': self.make_adapter(self.client,
-                                         replication=self.manager),
-            'dr': self.make_adapter(self.secondary, array_id='dr',
-                                    replication=self.manager)}
-        for made in self.driver.adapters.values():
-            made.load = mock.Mock()
-        self.adapter = self.driver.adapters['default']
+class ReplicatedTestCase(k2_fakes.ReplicatedAdapterTestCase):
 
     def replicated(self, provider_id='7/9', replication_status=None):
         vol = self.volume(provider_id, replication_enabled='<is> True')
@@ -145,10 +119,7 @@ class ReplicatedTestCase(k2_fakes.AdapterTestCase):
         self.secondary.create_session.assert_not_called()
 
     def test_stats_carry_the_target_at_both_levels(self):
-        self.client.capacity.return_value = records.Capacity(10, 5, 1, 1, 1)
-        self.client.performance.return_value = {
-            'read_iops_avg': 0, 'write_iops_avg': 0, 'throughput_avg': 0,
-            'latency_avg': 0}
+        self.serve_stats()
         stats = self.driver.get_volume_stats(True)
         for level in (stats, stats['pools'][0]):
             self.assertIs(True, level['replication_enabled'])
@@ -246,10 +217,11 @@ class ReplicatedTestCase(k2_fakes.AdapterTestCase):
         self.client.volumes_in_group.return_value = [
             k2_fakes.volume_record(1, description='cinder:abc'),
             k2_fakes.volume_record(2, description='other')]
-        errors, groups = self.driver.get_replication_error_status(self.ctx,
+        groups, errors = self.driver.get_replication_error_status(self.ctx,
                                                                   [])
-        self.assertEqual([{'volume_id': 'abc', 'updates': {
-            'replication_status': 'error'}}], errors)
+        # Cinder's form: flat updates, volumes second.
+        self.assertEqual([{'volume_id': 'abc',
+                           'replication_status': 'error'}], errors)
         self.assertEqual([], groups)
         self.client.volumes_in_group.assert_called_once_with(2)
 

@@ -114,6 +114,20 @@ class K2RestTestCase(test.TestCase):
                                 rest.K2Rest, '', 'admin', 'pw')
         self.assertIn('san_ip', err.msg)
 
+    def test_count_asks_for_one_object(self):
+        adapter = self._script(Reply(200, {'hits': [{'id': 1}],
+                                           'total': 41}))
+        self.assertEqual(41, self.client.count('volumes', name__neq='CTRL'))
+        self.assertIn('__limit=1', adapter.calls[0]['url'])
+        self.assertIn('name__neq=CTRL', adapter.calls[0]['url'])
+
+    @ddt.data({'hits': [], 'total': -1}, {'hits': [], 'total': True},
+              {'hits': [], 'total': '4'})
+    def test_malformed_count_reply(self, payload):
+        self._script(Reply(200, payload))
+        self.assertRaises(exception.ArrayBadReply, self.client.count,
+                          'volumes')
+
 
 class CreateUniqueTestCase(test.TestCase):
 

@@ -40,6 +40,8 @@ class SnapshotCloneTestCase(k2_fakes.AdapterTestCase):
 
     def test_delete_busy_snapshot(self):
         self.client.delete_snapshot.side_effect = k2_fakes.busy('views')
+        # Views that are not the snapshot's own are never touched.
+        self.client.snapshot_by_name.return_value = None
         self.assertRaises(exception.SnapshotIsBusy,
                           self.adapter.delete_snapshot,
                           self.snapshot(self.volume()))

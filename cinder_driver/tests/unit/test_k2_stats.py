@@ -1,6 +1,7 @@
 from cinder_driver.common import exception as flash_exception
 from cinder_driver.common import stats
 from cinder_driver.k2 import records
+from cinder_driver.tests import scheduler_view
 from cinder_driver.tests.unit import k2_fakes
 
 GIB = 1024 * 1024
@@ -55,3 +56,23 @@ class StatsTestCase(k2_fakes.AdapterTestCase):
     def test_helpers(self):
         self.assertEqual(1.0, stats.reduction_ratio(0, 0))
         self.assertEqual(0.99, stats.gib(GIB - 1))
+
+    def test_keys_where_cinder_reads_them(self):
+        self._serve()
+        self.client.count_volumes.return_value = 41
+        stats = self.adapter.get_volume_stats(True)
+        # The volume manager reads these from the top level only.
+        self.assertEqual((True, False, True), (
+            stats['shared_targets'], stats['clone_across_pools'],
+            stats['sparse_copy_volume']))
+        seen = scheduler_view.pools(self.ctx, 'cinder@k2-unit', stats)
+        pool = seen['cinder@k2-unit#%s' % stats['volume_backend_name']]
+        for key, value in (('total_volumes', 41), ('multiattach', True),
+                           ('online_extend_support', True),
+                           ('thin_provisioning_support', True),
+                           ('provisioned_capacity_gb', 300.0),
+                           ('consistent_group_snapshot_enabled', True),
+                           ('consistent_group_replication_enabled', False),
+                           ('backend_state', 'up')):
+            self.assertEqual(value, pool.get(key), key)
+        self.assertNotIn('sparse_copy_volume', pool)
