@@ -62,11 +62,9 @@ class CinderVolumeFlashCharm(ops.CharmBase):
             replication=juju_secrets.content(self,
                                              'replication-credentials'),
             chap=juju_secrets.content(self, 'chap-credentials'))
-        settings = {key.replace('_', '-'): value for key, value in pairs
-                    if key != 'volume_driver'}
-        # The snap maps these two to one of the drivers it ships.
-        settings['backend-type'] = self.config['backend-type'].strip().lower()
-        settings['protocol'] = self.config['protocol'].strip().lower()
+        # The snap writes every key into the section as the option of
+        # the same name (kebab-case here, snake_case in cinder.conf).
+        settings = {key.replace('_', '-'): value for key, value in pairs}
         pem = backend.ca_pem(self.config)
         if pem:
             # The snap writes it next to the section and points
@@ -129,10 +127,9 @@ class CinderVolumeFlashCharm(ops.CharmBase):
         if verdict:
             self.unit.status = ops.BlockedStatus(verdict)
             return
-        kind = settings['backend-type'], settings['protocol']
         self.unit.status = ops.ActiveStatus('backend %s ready (%s)' % (
             settings['volume-backend-name'],
-            backend.DRIVERS[kind].rsplit('.', 1)[1]))
+            settings['volume-driver'].rsplit('.', 1)[1]))
 
     def _require_driver(self, client, snap):
         try:

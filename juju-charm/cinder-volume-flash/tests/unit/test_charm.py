@@ -105,15 +105,15 @@ class CharmTestCase(unittest.TestCase):
         config, secret = self.k2()
         out, data = self.run_charm(config, [secret])
         self.assertEqual([{
-            NS + '.backend-type': 'k2',
             NS + '.driver-ssl-cert-verify': 'True',
             NS + '.max-over-subscription-ratio': '20.0',
-            NS + '.protocol': 'iscsi',
             NS + '.san-ip': '192.0.2.10',
             NS + '.san-login': 'cinder',
             NS + '.san-password': PASSWORD,
             NS + '.use-multipath-for-image-xfer': 'True',
-            NS + '.volume-backend-name': 'k2-prod'}], self.snapd.puts())
+            NS + '.volume-backend-name': 'k2-prod',
+            NS + '.volume-driver': 'cinder_driver.k2.driver.K2ISCSIDriver'}],
+            self.snapd.puts())
         # The principal learns the backend only once the keys are in.
         self.assertEqual({'backend': NS}, published(data))
         self.assertEqual([['snap', 'run', SNAP + '.cinder-flash', 'check',
@@ -180,7 +180,7 @@ class CharmTestCase(unittest.TestCase):
         out, _data = self.run_charm(config, [secret, target])
         settings = self.settings()
         self.assertEqual({
-            'backend-type': 'k2', 'protocol': 'fc',
+            'volume-driver': 'cinder_driver.k2.driver.K2FCDriver',
             'volume-backend-name': 'fast', 'san-ip': '192.0.2.10',
             'san-login': 'cinder', 'san-password': PASSWORD,
             'san-api-port': '8443',
@@ -202,10 +202,10 @@ class CharmTestCase(unittest.TestCase):
                   'linstor-storage-pool': 'nvme'}
         out, data = self.run_charm(config)
         settings = self.snapd.conf(SNAP)['flash']['k2-prod']
-        self.assertEqual(('linstor', 'drbd', 'linstor://10.0.0.1', '3',
-                          'nvme'), (
-            settings['backend-type'], settings['protocol'],
-            settings['linstor-uris'], settings['linstor-placement-count'],
+        self.assertEqual(('cinder_driver.linstor.driver.LinstorDrbdDriver',
+                          'linstor://10.0.0.1', '3', 'nvme'), (
+            settings['volume-driver'], settings['linstor-uris'],
+            settings['linstor-placement-count'],
             settings['linstor-storage-pool']))
         self.assertNotIn('linstor-password', settings)
         self.assertEqual(testing.ActiveStatus(
