@@ -47,14 +47,20 @@ def _write(path, text, mode=0o644):
     os.chmod(path, mode)
 
 
-def build_tree(root, charm_dir=HERE, wheels=None):
+def load(charm_dir=HERE):
+    """(project, metadata, config): charmcraft.yaml and what it generates."""
     with open(os.path.join(charm_dir, 'charmcraft.yaml')) as f:
         project = yaml.safe_load(f)
     metadata = {k: project[k] for k in METADATA_KEYS if k in project}
+    return project, metadata, project['config']
+
+
+def build_tree(root, charm_dir=HERE, wheels=None):
+    project, metadata, config = load(charm_dir)
     _write(os.path.join(root, 'metadata.yaml'),
            yaml.safe_dump(metadata, sort_keys=False))
     _write(os.path.join(root, 'config.yaml'),
-           yaml.safe_dump(project['config'], sort_keys=False))
+           yaml.safe_dump(config, sort_keys=False))
     base, channel = project['base'].split('@')
     _write(os.path.join(root, 'manifest.yaml'), yaml.safe_dump({
         'charmcraft-version': 'cinder-flash pack.py',
@@ -108,9 +114,8 @@ def main(argv=None):
                         'this directory of wheels only (offline)')
     args = parser.parse_args(argv)
     charm_dir = os.path.abspath(args.charm_dir)
-    with open(os.path.join(charm_dir, 'charmcraft.yaml')) as f:
-        name = yaml.safe_load(f)['name']
-    out = os.path.join(os.path.abspath(args.output), name + '.charm')
+    out = os.path.join(os.path.abspath(args.output),
+                       load(charm_dir)[0]['name'] + '.charm')
     with tempfile.TemporaryDirectory() as root:
         build_tree(root, charm_dir, args.wheels)
         zip_tree(root, out)

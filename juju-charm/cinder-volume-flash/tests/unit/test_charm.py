@@ -12,9 +12,9 @@ import unittest
 from unittest import mock
 
 from ops import testing
-import yaml
 
 import charm
+import pack
 import snapd
 from tests.unit import fake_snapd
 
@@ -34,16 +34,7 @@ def published(data):
                          'private-address')}
 
 
-def _spec():
-    """metadata and config as charmcraft generates them."""
-    with open(os.path.join(ROOT, 'charmcraft.yaml')) as f:
-        project = yaml.safe_load(f)
-    meta = {k: v for k, v in project.items()
-            if k not in ('type', 'base', 'platforms', 'parts', 'config')}
-    return meta, project['config']
-
-
-META, CONFIG = _spec()
+_PROJECT, META, CONFIG = pack.load(ROOT)
 
 
 class CharmTestCase(unittest.TestCase):
