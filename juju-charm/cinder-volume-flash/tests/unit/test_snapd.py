@@ -30,13 +30,35 @@ class _RawServer(object):
             except OSError:
                 return
             with conn:
-                conn.recv(65536)
+                _read_request(conn)
                 conn.sendall(self.reply)
 
     def close(self):
         self.sock.close()
         os.unlink(self.path)
         os.rmdir(self.dir)
+
+
+def _read_request(conn):
+    """The whole request: closing a Unix socket with bytes unread resets
+    the client's side, which would then see snapd as unreachable."""
+    data = b''
+    while b'\r\n\r\n' not in data:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return
+        data += chunk
+    head, body = data.split(b'\r\n\r\n', 1)
+    length = 0
+    for line in head.split(b'\r\n')[1:]:
+        name, _sep, value = line.partition(b':')
+        if name.strip().lower() == b'content-length':
+            length = int(value)
+    while len(body) < length:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return
+        body += chunk
 
 
 def _http(body, status='200 OK'):
