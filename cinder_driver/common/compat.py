@@ -15,6 +15,11 @@ What does differ, for the tools around the drivers:
   defaults to off explicitly). Tempest must match: ``[enforce_scope]
   cinder``. Used by the Tempest bed and the devstack plugin.
 
+Cinder's master branch (what devstack master installs) carries a
+development version: of the next major, or a pre-release of the newest
+one. It is taken as the newest series, whose policy it inherits, and
+named ``master``; a release outside 24 to 29 is refused.
+
 ``python -m cinder_driver.common.compat`` prints the installed Cinder's
 major version, series and whether it enforces scopes by default, one per
 line (the devstack plugin reads them).
@@ -22,6 +27,8 @@ line (the devstack plugin reads them).
 
 from importlib import metadata
 import sys
+
+from packaging import version as pep440
 
 SERIES = {
     24: '2024.1',
@@ -40,18 +47,35 @@ class UnsupportedCinder(Exception):
     """A Cinder release outside the supported series."""
 
 
-def cinder_major(version=None):
-    """Major version of ``version`` or of the installed Cinder."""
+def _installed(version):
+    """``version``, or the installed Cinder's, as a PEP 440 version."""
     if version is None:
         try:
             version = metadata.version('cinder')
         except metadata.PackageNotFoundError:
             raise UnsupportedCinder('Cinder is not installed')
-    head = str(version).split('.', 1)[0]
-    if not head.isdigit():
-        raise UnsupportedCinder('Cinder version %r is not a release '
-                                'version' % (version,))
-    return int(head)
+    try:
+        return pep440.Version(str(version))
+    except pep440.InvalidVersion:
+        raise UnsupportedCinder('Cinder version %r is not a version'
+                                % (version,))
+
+
+def is_master(version=None):
+    """Whether ``version`` (default: the installed Cinder) is master's."""
+    parsed = _installed(version)
+    return parsed.is_prerelease and parsed.major in (NEWEST, NEWEST + 1)
+
+
+def cinder_major(version=None):
+    """Major version of ``version`` or of the installed Cinder.
+
+    Master's development version of the next major counts as the newest.
+    """
+    parsed = _installed(version)
+    if is_master(parsed):
+        return NEWEST
+    return parsed.major
 
 
 def series(major):
@@ -73,7 +97,8 @@ def scope_enforced_by_default(major):
 def main(argv=None):
     try:
         major = cinder_major()
-        print('%d\n%s\n%s' % (major, series(major),
+        name = 'master' if is_master() else series(major)
+        print('%d\n%s\n%s' % (major, name,
                               scope_enforced_by_default(major)))
     except UnsupportedCinder as e:
         print(e, file=sys.stderr)

@@ -53,6 +53,18 @@ class CompatTestCase(testtools.TestCase):
         self.assertRaises(compat.UnsupportedCinder, compat.cinder_major,
                           'master')
 
+    def test_master_is_the_newest_series(self):
+        # pbr's versions of Cinder's master branch after 29.0.0rc1.
+        for version in ('29.0.0.0rc2.dev14', '29.1.0.dev3',
+                        '30.0.0.0b1.dev2'):
+            self.assertTrue(compat.is_master(version), version)
+            self.assertEqual(29, compat.cinder_major(version))
+        for version in ('29.0.0', '28.0.0', '24.5.0'):
+            self.assertFalse(compat.is_master(version), version)
+        e = self.assertRaises(compat.UnsupportedCinder, compat.series,
+                              compat.cinder_major('31.0.0.dev1'))
+        self.assertIn('Cinder 31 is not supported', str(e))
+
     def test_command_prints_what_devstack_reads(self):
         proc = subprocess.run([sys.executable, '-m',
                                'cinder_driver.common.compat'],
