@@ -40,8 +40,11 @@ class _RawServer(object):
 
 
 def _read_request(conn):
-    """The whole request: closing a Unix socket with bytes unread resets
-    the client's side, which would then see snapd as unreachable."""
+    """The whole request.
+
+    Closing a Unix socket with bytes unread resets the client's side,
+    which would then see snapd as unreachable.
+    """
     data = b''
     while b'\r\n\r\n' not in data:
         chunk = conn.recv(65536)
