@@ -116,6 +116,16 @@ class LeanInstallTestCase(testtools.TestCase):
                                '--help'], capture_output=True, text=True,
                               cwd=path, timeout=300)
         self.assertEqual(0, proc.returncode, proc.stderr)
+        # The reference array's command, without its extra, names it.
+        proc = subprocess.run([os.path.join(path, 'bin',
+                                            'cinder-flash-array'), 'serve',
+                               '--data-dir', os.path.join(path, 'data')],
+                              capture_output=True, text=True, cwd=path,
+                              timeout=300)
+        self.assertEqual(2, proc.returncode, proc.stderr)
+        self.assertIn("pip install 'cinder-flash[array]'", proc.stderr)
+        self.assertNotIn('Traceback', proc.stderr)
+        self.assertFalse(os.path.exists(os.path.join(path, 'data')))
 
     def test_the_array_extra_asks_for_the_engine(self):
         _path, python, _site = self.venv()
