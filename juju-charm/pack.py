@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Assemble ``cinder-flash.charm`` without charmcraft.
+"""Assemble a charm's ``<name>.charm`` without charmcraft.
 
 ``charmcraft pack`` builds in an Ubuntu environment matching the charm's
 base; this script writes the same layout anywhere: metadata.yaml and
@@ -7,7 +7,11 @@ config.yaml generated from charmcraft.yaml, manifest.yaml, an executable
 ``dispatch`` (and the install/start/upgrade-charm hooks), ``src/`` and the
 charm's Python dependencies flat in ``venv/``.
 
-    python3 juju-charm/pack.py [--output DIR] [--wheels DIR]
+Two charms live here: the classic ``cinder-flash`` (this directory) and
+the Sunbeam ``cinder-volume-flash`` (``cinder-volume-flash/``). Both hold
+the modules of ``src/`` they share (SHARED).
+
+    python3 juju-charm/pack.py [CHARM_DIR] [--output DIR] [--wheels DIR]
 """
 
 import argparse
@@ -30,6 +34,8 @@ DISPATCH = ('#!/bin/sh\n'
             'JUJU_DISPATCH_PATH="${JUJU_DISPATCH_PATH:-$0}" '
             'PYTHONPATH=lib:venv:src exec ./src/charm.py\n')
 HOOKS = ('install', 'start', 'upgrade-charm')
+# The option checks and secret reading both charms use; one copy here.
+SHARED = ('backend.py', 'juju_secrets.py')
 EXECUTABLE = stat.S_IRWXU | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | \
     stat.S_IXOTH
 
@@ -41,14 +47,20 @@ def _write(path, text, mode=0o644):
     os.chmod(path, mode)
 
 
-def build_tree(root, wheels=None):
-    with open(os.path.join(HERE, 'charmcraft.yaml')) as f:
+def load(charm_dir=HERE):
+    """(project, metadata, config): charmcraft.yaml and what it generates."""
+    with open(os.path.join(charm_dir, 'charmcraft.yaml')) as f:
         project = yaml.safe_load(f)
     metadata = {k: project[k] for k in METADATA_KEYS if k in project}
+    return project, metadata, project['config']
+
+
+def build_tree(root, charm_dir=HERE, wheels=None):
+    project, metadata, config = load(charm_dir)
     _write(os.path.join(root, 'metadata.yaml'),
            yaml.safe_dump(metadata, sort_keys=False))
     _write(os.path.join(root, 'config.yaml'),
-           yaml.safe_dump(project['config'], sort_keys=False))
+           yaml.safe_dump(config, sort_keys=False))
     base, channel = project['base'].split('@')
     _write(os.path.join(root, 'manifest.yaml'), yaml.safe_dump({
         'charmcraft-version': 'cinder-flash pack.py',
@@ -61,10 +73,13 @@ def build_tree(root, wheels=None):
     for hook in HOOKS:
         _write(os.path.join(root, 'hooks', hook), DISPATCH, EXECUTABLE)
     os.makedirs(os.path.join(root, 'src'))
-    for name in os.listdir(os.path.join(HERE, 'src')):
-        if name.endswith('.py'):
-            shutil.copy(os.path.join(HERE, 'src', name),
-                        os.path.join(root, 'src', name))
+    sources = [os.path.join(HERE, 'src', name) for name in SHARED]
+    sources += [os.path.join(charm_dir, 'src', name)
+                for name in sorted(os.listdir(os.path.join(charm_dir,
+                                                           'src')))
+                if name.endswith('.py')]
+    for path in sources:
+        shutil.copy(path, os.path.join(root, 'src'))
     os.chmod(os.path.join(root, 'src', 'charm.py'), EXECUTABLE)
     cmd = [sys.executable, '-m', 'pip', 'install', '--quiet',
            '--target', os.path.join(root, 'venv'), '-r',
@@ -91,13 +106,18 @@ def zip_tree(root, path):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('charm_dir', nargs='?', default=HERE,
+                        help='the charm (a directory with charmcraft.yaml);'
+                        ' default: the classic cinder-flash charm')
     parser.add_argument('--output', default=os.getcwd())
     parser.add_argument('--wheels', help='install the dependencies from '
                         'this directory of wheels only (offline)')
     args = parser.parse_args(argv)
-    out = os.path.join(os.path.abspath(args.output), 'cinder-flash.charm')
+    charm_dir = os.path.abspath(args.charm_dir)
+    out = os.path.join(os.path.abspath(args.output),
+                       load(charm_dir)[0]['name'] + '.charm')
     with tempfile.TemporaryDirectory() as root:
-        build_tree(root, args.wheels)
+        build_tree(root, charm_dir, args.wheels)
         zip_tree(root, out)
     print(out)
     return 0

@@ -53,7 +53,7 @@ def main(results_dir):
                 {'passed' if passed else 'failed': 1})
         else:
             continue
-        print('%-12s %d passed, %d failed, %d skipped' % (
+        print('%-20s %d passed, %d failed, %d skipped' % (
             suite + ':', totals['passed'], totals['failed'],
             totals['skipped']))
         grand.update(totals)

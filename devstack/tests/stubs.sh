@@ -47,7 +47,7 @@ function is_service_enabled {
 }
 
 function setup_develop {
-    echo "$1" >> "$STUB_LOG"
+    echo "setup_develop $*" >> "$STUB_LOG"
 }
 
 function define_plugin {

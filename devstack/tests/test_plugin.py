@@ -14,6 +14,8 @@ import sys
 import tempfile
 import unittest
 
+from cinder_driver.common import compat
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 RUN = os.path.join(HERE, 'run_plugin.sh')
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -71,9 +73,14 @@ class PluginTestCase(unittest.TestCase):
                          self.stub_log()[-1])
 
     def test_install_phase_installs_the_package(self):
+        # With a reference array on this host: its engine too.
         self.run_plugin('stack:install')
-        self.assertIn(os.path.join(self.env['DEST'], 'cinder-flash'),
-                      self.stub_log())
+        self.assertIn('setup_develop %s array' % os.path.join(
+            self.env['DEST'], 'cinder-flash'), self.stub_log())
+        # A real array: the drivers alone.
+        self.run_plugin('stack:install', CINDER_FLASH_K2_SAN_IP='192.0.2.1')
+        self.assertEqual('setup_develop %s' % os.path.join(
+            self.env['DEST'], 'cinder-flash'), self.stub_log()[-1])
 
     def test_real_k2_array_section(self):
         self.run_plugin(
@@ -131,6 +138,41 @@ class PluginTestCase(unittest.TestCase):
             tempest['volume']['manage_volume_ref']))
         self.assertEqual('True', tempest['compute-feature-enabled'][
             'volume_multiattach'])
+        # The volume type devstack creates for the first backend.
+        self.assertEqual('k2-iscsi',
+                         tempest['cinder_flash']['dedup_volume_type'])
+        # Set only where Cinder enforces token scopes whatever devstack
+        # configured (29 on, the tox env's series).
+        scoped = compat.scope_enforced_by_default(compat.cinder_major())
+        self.assertEqual(scoped, tempest.has_section('enforce_scope'))
+        if scoped:
+            self.assertEqual('True', tempest['enforce_scope']['cinder'])
+
+    def fake_python(self, output, status=0):
+        """A $PYTHON whose compat module reports another Cinder."""
+        path = os.path.join(self.dir, 'python')
+        with open(path, 'w') as f:
+            f.write('#!/bin/sh\nprintf "%s"\nexit %d\n' % (output, status))
+        os.chmod(path, 0o755)
+        return path
+
+    def test_tempest_flags_follow_the_series(self):
+        # Cinder 28 leaves scopes to the configuration devstack wrote:
+        # the plugin does not touch them.
+        result = self.run_plugin(
+            'stack:test-config',
+            PYTHON=self.fake_python('28\\n2026.1\\nFalse\\n'))
+        self.assertIn('Tempest flags for Cinder 28 (2026.1)', result.stdout)
+        tempest = self.ini('TEMPEST_CONFIG')
+        self.assertFalse(tempest.has_section('enforce_scope'))
+        self.assertEqual('True', tempest['volume-feature-enabled'][
+            'volume_revert'])
+
+    def test_unsupported_cinder_stops_the_run(self):
+        result = self.run_plugin('stack:test-config', check=False,
+                                 PYTHON=self.fake_python('', 1))
+        self.assertNotEqual(0, result.returncode)
+        self.assertIn('does not support the installed Cinder', result.stderr)
 
     def test_reference_array_started_checked_and_stopped(self):
         env = {'CINDER_FLASH_ARRAY_PORT': str(free_port()),

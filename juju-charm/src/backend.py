@@ -19,6 +19,7 @@ BACKEND_TYPES = sorted({kind for kind, _p in DRIVERS})
 _HOST = re.compile(r'^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?'
                    r'(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$')
 _BACKEND_ID = re.compile(r'^[A-Za-z0-9_.-]+$')
+_ZONE = re.compile(r'^[A-Za-z0-9_.:-]{1,255}$')
 LINSTOR_SCHEMES = ('linstor', 'linstor+ssl', 'http', 'https')
 
 
@@ -65,11 +66,11 @@ def _credentials(option, content, required):
 
 
 def section(config, app_name, credentials=None, replication=None,
-            ca_path=None):
+            ca_path=None, chap=None):
     """[[key, value], ...] of the backend section.
 
-    ``credentials``/``replication``: the secrets' contents (dicts) or None;
-    ``ca_path``: where the charm wrote ``ca-certificate``, if set.
+    ``credentials``/``replication``/``chap``: the secrets' contents (dicts)
+    or None; ``ca_path``: where the charm wrote ``ca-certificate``, if set.
     """
     kind = (config.get('backend-type') or '').strip().lower()
     if kind not in BACKEND_TYPES:
@@ -98,7 +99,29 @@ def section(config, app_name, credentials=None, replication=None,
               ['max_over_subscription_ratio', str(float(ratio))]]
     if ca_path:
         pairs.append(['driver_ssl_cert_path', ca_path])
+    zone = (config.get('backend-availability-zone') or '').strip()
+    if zone:
+        if not _ZONE.match(zone):
+            raise ConfigError('backend-availability-zone: %r is not a zone '
+                              'name' % zone)
+        pairs.append(['backend_availability_zone', zone])
+    pairs += _chap(protocol, chap)
     return pairs
+
+
+def _chap(protocol, content):
+    """Fixed CHAP credentials for iSCSI hosts, from their secret.
+
+    Without them the K2 driver gives each host a secret of its own.
+    """
+    creds = _credentials('chap-credentials', content, False)
+    if creds is None:
+        return []
+    if protocol != 'iscsi':
+        raise ConfigError('chap-credentials: CHAP applies to iscsi only, '
+                          'not %s' % protocol)
+    return [['use_chap_auth', 'True'], ['chap_username', creds[0]],
+            ['chap_password', creds[1]]]
 
 
 def _k2(config, credentials, replication):
@@ -164,6 +187,27 @@ def _linstor(config, credentials):
         pairs += [['linstor_username', creds[0]],
                   ['linstor_password', creds[1]]]
     return pairs
+
+
+def ca_pem(config):
+    """The ``ca-certificate`` option's PEM text, or None when empty."""
+    pem = (config.get('ca-certificate') or '').strip()
+    if not pem:
+        return None
+    if '-----BEGIN CERTIFICATE-----' not in pem:
+        raise ConfigError('ca-certificate is not a PEM certificate')
+    return pem
+
+
+def check_verdict(returncode, output):
+    """None when ``cinder-flash check`` passed, else its first failure."""
+    if returncode == 0:
+        return None
+    failed = [line for line in output.splitlines()
+              if line.startswith('FAIL')]
+    return 'check failed: %s' % (
+        ' '.join(failed[0].split()[1:]) if failed else
+        'exit status %d' % returncode)
 
 
 def render(backend, pairs):

@@ -17,6 +17,7 @@ import tempfile
 import ops
 
 import backend
+import juju_secrets
 
 LOG = logging.getLogger(__name__)
 RELATION = 'storage-backend'
@@ -65,42 +66,23 @@ class CinderFlashCharm(ops.CharmBase):
                        check=True, capture_output=True, text=True)
 
     # -- configuration -------------------------------------------------
-    def _secret(self, option):
-        uri = self.config.get(option)
-        if not uri:
-            return None
-        try:
-            secret = self.model.get_secret(id=uri)
-            return secret.get_content(refresh=True)
-        except ops.SecretNotFoundError:
-            raise backend.ConfigError('%s: secret %s not found or not '
-                                      'granted to %s' % (option, uri,
-                                                         self.app.name))
-        except ops.ModelError:
-            raise backend.ConfigError('%s: secret %s cannot be read; grant '
-                                      'it to %s' % (option, uri,
-                                                    self.app.name))
-
     def _ca_path(self):
-        pem = (self.config.get('ca-certificate') or '').strip()
-        if not pem:
+        if backend.ca_pem(self.config) is None:
             return None
-        if '-----BEGIN CERTIFICATE-----' not in pem:
-            raise backend.ConfigError('ca-certificate is not a PEM '
-                                      'certificate')
         return os.path.join(CA_DIR, 'cinder-flash-%s-ca.pem' % self.app.name)
 
     def _write_ca(self, path):
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, 'w') as f:
-            f.write(self.config['ca-certificate'].strip() + '\n')
+            f.write(backend.ca_pem(self.config) + '\n')
 
     def _section(self):
         ca_path = self._ca_path()
         pairs = backend.section(
             dict(self.config), self.app.name,
-            credentials=self._secret('credentials'),
-            replication=self._secret('replication-credentials'),
+            credentials=juju_secrets.content(self, 'credentials'),
+            replication=juju_secrets.content(self,
+                                             'replication-credentials'),
             ca_path=ca_path)
         return pairs, ca_path
 
@@ -154,13 +136,7 @@ class CinderFlashCharm(ops.CharmBase):
                 return 'cinder-flash check timed out'
         finally:
             os.unlink(path)
-        if result.returncode == 0:
-            return None
-        failed = [line for line in result.stdout.splitlines()
-                  if line.startswith('FAIL')]
-        return 'check failed: %s' % (
-            ' '.join(failed[0].split()[1:]) if failed else
-            'exit status %d' % result.returncode)
+        return backend.check_verdict(result.returncode, result.stdout)
 
 
 def _short(error):

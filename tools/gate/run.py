@@ -13,6 +13,7 @@ import textwrap
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
 
+from cinder_driver.common import compat  # noqa: E402
 from tools.gate import bed as bed_mod  # noqa: E402
 
 # These tests list every tenant's volumes while the other workers create
@@ -58,7 +59,10 @@ FLAVOURS = {
 
 def tempest_conf(bed, flavour='k2'):
     values = dict(FLAVOURS[flavour], pw=bed.passwords['admin'],
-                  backends=','.join(bed_mod.BACKENDS))
+                  backends=','.join(bed_mod.BACKENDS),
+                  # The bed leaves Cinder's policy defaults as they are.
+                  scoped=compat.scope_enforced_by_default(
+                      compat.cinder_major()))
     return textwrap.dedent('''\
         [DEFAULT]
         log_file = tempest.log
@@ -107,7 +111,7 @@ def tempest_conf(bed, flavour='k2'):
         [compute-feature-enabled]
         volume_multiattach = True
         [enforce_scope]
-        cinder = True
+        cinder = %(scoped)s
         ''') % values
 
 

@@ -1,6 +1,7 @@
 import os
 import sys
 
-# The charm's modules live in src/, as Juju runs them.
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
-    os.path.dirname(os.path.abspath(__file__)))), 'src'))
+# The charm's modules live in src/, as Juju runs them; pack.py beside it.
+_CHARM = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+sys.path[:0] = [os.path.join(_CHARM, 'src'), _CHARM]

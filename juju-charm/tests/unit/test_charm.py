@@ -8,9 +8,9 @@ import unittest
 from unittest import mock
 
 from ops import testing
-import yaml
 
 import charm
+import pack
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -19,16 +19,7 @@ PASSWORD = 'test-only-not-a-secret'
 K2 = {'backend-type': 'k2', 'protocol': 'iscsi', 'san-ip': '192.0.2.10'}
 
 
-def _spec():
-    """metadata and config as charmcraft generates them."""
-    with open(os.path.join(ROOT, 'charmcraft.yaml')) as f:
-        project = yaml.safe_load(f)
-    meta = {k: v for k, v in project.items()
-            if k not in ('type', 'base', 'platforms', 'parts', 'config')}
-    return meta, project['config']
-
-
-META, CONFIG = _spec()
+_PROJECT, META, CONFIG = pack.load(ROOT)
 
 
 class CharmTestCase(unittest.TestCase):
