@@ -9,6 +9,7 @@ import configparser
 import os
 import shutil
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -145,6 +146,16 @@ class PluginTestCase(unittest.TestCase):
         section = self.ini('CINDER_CONF')['k2-iscsi']
         self.assertEqual('127.0.0.1', section['san_ip'])
         self.assertNotIn(section['san_password'], self.stub_log())
+        # The password is neither on the array's command line nor in a
+        # file others can read.
+        with open('/proc/%d/cmdline' % pid, 'rb') as f:
+            self.assertNotIn(section['san_password'].encode(), f.read())
+        data_dir = os.path.dirname(pidfile)
+        self.assertEqual(0o700, stat.S_IMODE(os.stat(data_dir).st_mode))
+        for name in os.listdir(data_dir):
+            st = os.stat(os.path.join(data_dir, name))
+            want = 0o700 if stat.S_ISDIR(st.st_mode) else 0o600
+            self.assertEqual(want, stat.S_IMODE(st.st_mode), name)
         check = subprocess.run(
             [sys.executable, '-m', 'cinder_driver.cmd.cli', 'check',
              '--config-file', self.env['CINDER_CONF'], '--backend',
