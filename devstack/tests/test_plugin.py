@@ -102,6 +102,25 @@ class PluginTestCase(unittest.TestCase):
             'linstor_storage_pool': 'DfltStorPool',
             'linstor_placement_count': '2'}, section)
 
+    def test_linstor_authentication(self):
+        self.run_plugin('configure', CINDER_FLASH_BACKENDS='linstor:drbd-1',
+                        CINDER_FLASH_LINSTOR_URIS='linstor+ssl://10.0.0.1',
+                        CINDER_FLASH_LINSTOR_USERNAME='cinder',
+                        CINDER_FLASH_LINSTOR_PASSWORD='pw',
+                        CINDER_FLASH_LINSTOR_TRUSTED_CA='/etc/ca.pem',
+                        CINDER_FLASH_LINSTOR_CLIENT_CERT='/etc/c.pem',
+                        CINDER_FLASH_LINSTOR_CLIENT_KEY='/etc/c.key')
+        section = dict(self.ini('CINDER_CONF')['drbd-1'])
+        self.assertEqual({
+            'linstor_username': 'cinder', 'linstor_password': 'pw',
+            'linstor_trusted_ca': '/etc/ca.pem',
+            'linstor_client_cert': '/etc/c.pem',
+            'linstor_client_key': '/etc/c.key'}, {
+                k: v for k, v in section.items()
+                if k.startswith('linstor_') and k not in (
+                    'linstor_uris', 'linstor_storage_pool',
+                    'linstor_placement_count')})
+
     def test_linstor_defaults_to_the_reference_array(self):
         self.run_plugin('configure', CINDER_FLASH_BACKENDS='linstor:drbd-1',
                         CINDER_FLASH_ARRAY_LINSTOR_PORT='3999')
