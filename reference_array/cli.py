@@ -2,8 +2,10 @@
 
 import argparse
 import logging
+import os
 import sys
 
+from reference_array import private
 try:
     from reference_array import server
 except ModuleNotFoundError as e:
@@ -13,6 +15,9 @@ except ModuleNotFoundError as e:
         raise
     server = None
     _missing = e.name
+
+PASSWORD_ENV = 'REFERENCE_ARRAY_PASSWORD'
+PEER_PASSWORD_ENV = 'REFERENCE_ARRAY_PEER_PASSWORD'
 
 
 def main(argv=None):
@@ -46,7 +51,10 @@ def main(argv=None):
                        help='iSCSI portal port (default 3260; 0: any free '
                             'port)')
     serve.add_argument('--user', help='add or reset this REST user')
-    serve.add_argument('--password', help='password of --user')
+    serve.add_argument('--password-file', metavar='PATH',
+                       help='file (0600) holding the password of --user; '
+                            'or set $%s. Never on the command line.'
+                            % PASSWORD_ENV)
     serve.add_argument('--name', help='system name on first start')
     serve.add_argument('--capacity-gib', type=int, default=None,
                        help='physical capacity (default %d on first '
@@ -78,19 +86,33 @@ def main(argv=None):
                             'replication/peer_k2arrays)')
     serve.add_argument('--peer-name', help='name of the --peer pairing')
     serve.add_argument('--peer-user', help='REST user on the --peer array')
-    serve.add_argument('--peer-password', help='its password')
+    serve.add_argument('--peer-password-file', metavar='PATH',
+                       help='file (0600) holding its password; or set $%s'
+                            % PEER_PASSWORD_ENV)
     serve.add_argument('--peer-ca-cert', metavar='PATH',
                        help='CA certificate of the --peer array')
     serve.add_argument('--log-file', help='write the array log here')
     serve.add_argument('--debug', action='store_true')
     args = parser.parse_args(argv)
+    try:
+        args.password = private.read_secret(
+            args.password_file, PASSWORD_ENV, '--password-file')
+        args.peer_password = private.read_secret(
+            args.peer_password_file, PEER_PASSWORD_ENV,
+            '--peer-password-file')
+    except private.SecretError as exc:
+        parser.error(str(exc))
     if bool(args.user) != bool(args.password):
-        parser.error('--user and --password go together')
+        parser.error('--user needs a password: --password-file or $%s'
+                     % PASSWORD_ENV)
     if args.peer and not (args.peer_user and args.peer_password):
-        parser.error('--peer needs --peer-user and --peer-password')
+        parser.error('--peer needs --peer-user and a password: '
+                     '--peer-password-file or $%s' % PEER_PASSWORD_ENV)
     if args.capacity_gib is not None and args.capacity_gib <= 0:
         parser.error('--capacity-gib must be positive, not %s' %
                      args.capacity_gib)
+    # Whatever the array writes from here on is private to its user.
+    os.umask(0o077)
     target = ({'filename': args.log_file} if args.log_file
               else {'stream': sys.stderr})
     logging.basicConfig(

@@ -30,6 +30,7 @@ from reference_array.linstor import api as linstor_api
 from reference_array.linstor import backend as linstor_backend
 from reference_array.linstor import exporter as linstor_exporter
 from reference_array.linstor import records as linstor_records
+from reference_array import private
 from reference_array.target import iscsi
 from reference_array import tlsutil
 
@@ -97,11 +98,13 @@ class Array(object):
     def __init__(self, args):
         self.args = args
         self.data_dir = os.path.abspath(args.data_dir)
-        os.makedirs(self.data_dir, mode=0o700, exist_ok=True)
+        private.make_private(self.data_dir)
         self.config = _load_or_create_config(self.data_dir, args)
         host = args.listen
         system = _system(self.config, host)
-        self.store = store_mod.Store(os.path.join(self.data_dir, 'array.db'))
+        db_path = os.path.join(self.data_dir, 'array.db')
+        private.precreate(db_path)
+        self.store = store_mod.Store(db_path)
         self.engine = engine_mod.Engine(self.store)
         self.faults = faults_mod.Injector(seed=args.fault_seed)
         if args.faults:

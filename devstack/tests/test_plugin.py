@@ -9,6 +9,7 @@ import configparser
 import os
 import shutil
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -108,6 +109,25 @@ class PluginTestCase(unittest.TestCase):
             'linstor_storage_pool': 'DfltStorPool',
             'linstor_placement_count': '2'}, section)
 
+    def test_linstor_authentication(self):
+        self.run_plugin('configure', CINDER_FLASH_BACKENDS='linstor:drbd-1',
+                        CINDER_FLASH_LINSTOR_URIS='linstor+ssl://10.0.0.1',
+                        CINDER_FLASH_LINSTOR_USERNAME='cinder',
+                        CINDER_FLASH_LINSTOR_PASSWORD='pw',
+                        CINDER_FLASH_LINSTOR_TRUSTED_CA='/etc/ca.pem',
+                        CINDER_FLASH_LINSTOR_CLIENT_CERT='/etc/c.pem',
+                        CINDER_FLASH_LINSTOR_CLIENT_KEY='/etc/c.key')
+        section = dict(self.ini('CINDER_CONF')['drbd-1'])
+        self.assertEqual({
+            'linstor_username': 'cinder', 'linstor_password': 'pw',
+            'linstor_trusted_ca': '/etc/ca.pem',
+            'linstor_client_cert': '/etc/c.pem',
+            'linstor_client_key': '/etc/c.key'}, {
+                k: v for k, v in section.items()
+                if k.startswith('linstor_') and k not in (
+                    'linstor_uris', 'linstor_storage_pool',
+                    'linstor_placement_count')})
+
     def test_linstor_defaults_to_the_reference_array(self):
         self.run_plugin('configure', CINDER_FLASH_BACKENDS='linstor:drbd-1',
                         CINDER_FLASH_ARRAY_LINSTOR_PORT='3999')
@@ -187,6 +207,16 @@ class PluginTestCase(unittest.TestCase):
         section = self.ini('CINDER_CONF')['k2-iscsi']
         self.assertEqual('127.0.0.1', section['san_ip'])
         self.assertNotIn(section['san_password'], self.stub_log())
+        # The password is neither on the array's command line nor in a
+        # file others can read.
+        with open('/proc/%d/cmdline' % pid, 'rb') as f:
+            self.assertNotIn(section['san_password'].encode(), f.read())
+        data_dir = os.path.dirname(pidfile)
+        self.assertEqual(0o700, stat.S_IMODE(os.stat(data_dir).st_mode))
+        for name in os.listdir(data_dir):
+            st = os.stat(os.path.join(data_dir, name))
+            want = 0o700 if stat.S_ISDIR(st.st_mode) else 0o600
+            self.assertEqual(want, stat.S_IMODE(st.st_mode), name)
         check = subprocess.run(
             [sys.executable, '-m', 'cinder_driver.cmd.cli', 'check',
              '--config-file', self.env['CINDER_CONF'], '--backend',

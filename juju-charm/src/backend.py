@@ -94,11 +94,15 @@ def section(config, app_name, credentials=None, replication=None,
         pairs += _linstor(config, credentials)
     verify = bool(config.get('tls-verify', True))
     multipath = bool(config.get('use-multipath', True))
-    pairs += [['driver_ssl_cert_verify', str(verify)],
+    # The LINSTOR driver has TLS options of its own (as LINBIT's has).
+    verify_key, ca_key = {
+        'k2': ('driver_ssl_cert_verify', 'driver_ssl_cert_path'),
+        'linstor': ('linstor_verify_tls', 'linstor_trusted_ca')}[kind]
+    pairs += [[verify_key, str(verify)],
               ['use_multipath_for_image_xfer', str(multipath)],
               ['max_over_subscription_ratio', str(float(ratio))]]
     if ca_path:
-        pairs.append(['driver_ssl_cert_path', ca_path])
+        pairs.append([ca_key, ca_path])
     zone = (config.get('backend-availability-zone') or '').strip()
     if zone:
         if not _ZONE.match(zone):

@@ -6,6 +6,7 @@ import socket
 import ssl
 import urllib.request
 
+import fixtures
 import testtools
 
 from cinder_driver.common import exception
@@ -145,7 +146,9 @@ class LifecycleTestCase(testtools.TestCase):
         self.assertEqual(info1['ca_cert'], second.info['ca_cert'])
 
     def test_configured_user(self):
+        self.useFixture(fixtures.EnvironmentVariable(
+            'REFERENCE_ARRAY_PASSWORD', 'pw-for-test'))
         arr = self.useFixture(array_fixture.ReferenceArray(
-            args=['--user', 'cinder', '--password', 'pw-for-test']))
+            args=['--user', 'cinder']))
         self.assertEqual('cinder', arr.info['user'])
         self.assertEqual('ONLINE', arr.k2_client().system_state()['state'])

@@ -157,6 +157,21 @@ class CharmTestCase(unittest.TestCase):
             'driver.LinstorDrbdDriver is not a cinder-flash driver'),
             out.unit_status)
 
+    def test_linstor_authentication_and_tls(self):
+        pem = ('-----BEGIN CERTIFICATE-----\nMIIB\n'
+               '-----END CERTIFICATE-----')
+        secret = self.secret()
+        config = {'backend-type': 'linstor', 'protocol': 'drbd',
+                  'linstor-uris': 'linstor+ssl://10.0.0.1',
+                  'credentials': secret.id, 'ca-certificate': pem}
+        out, data = self.run_config(config, [secret])
+        pairs = dict(self.sections(data)['k2-prod'])
+        path = os.path.join(self.ca_dir, 'cinder-flash-k2-prod-ca.pem')
+        self.assertEqual(('cinder', PASSWORD, path, 'True'), (
+            pairs['linstor_username'], pairs['linstor_password'],
+            pairs['linstor_trusted_ca'], pairs['linstor_verify_tls']))
+        self.assertNotIn('driver_ssl_cert_path', pairs)
+
     # -- blocked, with the reason --------------------------------------------
     def assert_blocked(self, config, secrets, words):
         out, data = self.run_config(config, secrets)
