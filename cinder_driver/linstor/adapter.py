@@ -31,6 +31,7 @@ import time
 from cinder import exception
 from cinder.i18n import _
 from oslo_log import log as logging
+from oslo_utils import excutils
 from oslo_utils import units
 
 from cinder_driver.common import exception as flash_exception
@@ -427,9 +428,20 @@ class LinstorAdapter(flash_stats.CachedStats):
         host = (new_host or {}).get('host') or volume.host
         _pool, (flt, _props, _remote) = self._placement(new_type, host)
         group = self.groups.ensure(new_type, host)
+        before = (self.client.resource_definition(name) or {}).get(
+            'resource_group_name')
         self.client.modify_resource_definition(name,
                                                {'resource_group': group})
-        self._replace(name, flt)
+        try:
+            self._replace(name, flt)
+        except Exception:
+            # LINSTOR could not place the new type's replicas (its
+            # autoplacer never puts two on one node): the volume stays
+            # where it was, so it goes back to its old type's group.
+            with excutils.save_and_reraise_exception():
+                if before and before != group:
+                    self.client.modify_resource_definition(
+                        name, {'resource_group': before})
         return True, None
 
     def _replace(self, name, flt):

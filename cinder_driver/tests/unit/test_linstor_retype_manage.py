@@ -16,6 +16,7 @@
 
 from cinder import exception
 
+from cinder_driver.linstor import client
 from cinder_driver.tests.unit import linstor_fakes as fakes
 
 
@@ -64,6 +65,23 @@ class RetypeTestCase(fakes.AdapterTestCase):
         self.client.autoplace.assert_not_called()
         removed = self.client.delete_resource.call_args_list
         self.assertEqual(['b', 'c'], [c[0][1] for c in removed])
+
+    def test_failed_placement_returns_the_old_group(self):
+        vol = self.volume()
+        self.client.resource_definition.return_value = {
+            'name': self.rd(vol), 'resource_group_name': 'old-group'}
+        self.client.resources.return_value = [rsc('a', 'DfltStorPool')]
+        self.client.autoplace.side_effect = client.LinstorRefusal(
+            'Not enough available nodes')
+        new = self.vtype(**{'linstor:storage_pool': 'ssd'})
+        self.assertRaises(client.LinstorRefusal, self.adapter.retype,
+                          vol, new, {'host': vol.host})
+        groups = [c[0][1]['resource_group'] for c in
+                  self.client.modify_resource_definition.call_args_list]
+        self.assertEqual(2, len(groups))
+        self.assertTrue(groups[0].startswith('cinder-' + new.id))
+        self.assertEqual('old-group', groups[1])
+        self.client.delete_resource.assert_not_called()
 
     def test_bad_type_changes_nothing(self):
         self.assertRaises(exception.InvalidVolumeType, self.adapter.retype,
