@@ -95,7 +95,7 @@ def handshake(results, host, port, verify, timeout, family):
             ctx = ssl.create_default_context(cafile=verify)
         except (OSError, ssl.SSLError) as e:
             results.add(FAIL, 'tls', '%s=%s cannot be read: %s' % (
-                options.ca, verify, e))
+                ' or '.join(options.ca), verify, e))
             return False
     try:
         with socket.create_connection((host, port), timeout=timeout) as s:
@@ -104,7 +104,7 @@ def handshake(results, host, port, verify, timeout, family):
     except ssl.SSLCertVerificationError as e:
         results.add(FAIL, 'tls', 'certificate not trusted (%s) against %s; '
                     'set %s to the CA of the array' % (
-                        e.verify_message, source, options.ca))
+                        e.verify_message, source, options.ca[0]))
         return False
     except (OSError, ssl.SSLError) as e:
         results.add(FAIL, 'tls', 'TLS handshake failed: %s' % e)

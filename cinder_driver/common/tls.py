@@ -20,7 +20,9 @@ a configured CA bundle replaces the system store. A client certificate
 may be given alone (key inside) or with its key, never a key alone.
 
 Each family names the policy's options its own way; ``FAMILIES`` is the
-table.
+table. A family may read more than one CA option, first set wins: a
+LINSTOR backend also takes Cinder's ``driver_ssl_cert_path``, the option
+Canonical's cinder-volume snap writes for every backend given a CA.
 """
 
 import collections
@@ -38,9 +40,10 @@ Options = collections.namedtuple('Options', 'verify ca cert key explicit')
 FAMILIES = {
     # Cinder's own driver_ssl_cert_verify defaults to False; cinder-flash
     # verifies unless the backend section sets it to False itself.
-    K2: Options(verify='driver_ssl_cert_verify', ca='driver_ssl_cert_path',
+    K2: Options(verify='driver_ssl_cert_verify', ca=('driver_ssl_cert_path',),
                 cert=None, key=None, explicit=True),
-    LINSTOR: Options(verify='linstor_verify_tls', ca='linstor_trusted_ca',
+    LINSTOR: Options(verify='linstor_verify_tls',
+                     ca=('linstor_trusted_ca', 'driver_ssl_cert_path'),
                      cert='linstor_client_cert', key='linstor_client_key',
                      explicit=False),
 }
@@ -78,7 +81,11 @@ def verify(configuration, family, log=LOG):
                         'disabled by %s=False.', configuration.config_group,
                         options.verify)
         return False
-    return configuration.safe_get(options.ca) or True
+    for name in options.ca:
+        path = configuration.safe_get(name)
+        if path:
+            return path
+    return True
 
 
 def client_cert(configuration, family):

@@ -65,6 +65,15 @@ class TLSVerifyTestCase(test.TestCase):
             self.assertIs(False, tls.verify(conf, tls.LINSTOR))
         self.assertIn('linstor_verify_tls', warn.call_args.args[2])
 
+    def test_linstor_takes_the_cinder_ca_option_when_its_own_is_unset(self):
+        # Canonical's cinder-volume snap writes driver_ssl_cert_path for a
+        # backend given a CA, whatever its driver.
+        conf = self._conf(driver_ssl_cert_path='/snap/ca.pem')
+        self.assertEqual('/snap/ca.pem', tls.verify(conf, tls.LINSTOR))
+        self.override_config('linstor_trusted_ca', '/etc/ls-ca.pem',
+                             group=conf.config_group)
+        self.assertEqual('/etc/ls-ca.pem', tls.verify(conf, tls.LINSTOR))
+
     def test_client_certificate_pairs(self):
         conf = self._conf()
         group = conf.config_group
