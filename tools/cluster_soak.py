@@ -339,7 +339,14 @@ class Soak(object):
 
     # -- throughput ----------------------------------------------------------
     def throughput(self, operations, repeats):
-        """ops/s with both services and with one, same load, alternated."""
+        """ops/s with both services and with one, same load, alternated.
+
+        Each phase counts the operations that found something to work
+        on (tools.gate.cluster_load.Load.run); volumes made beforehand,
+        outside the timing, give the first phase as much to work on as
+        the later ones.
+        """
+        self._prepare(8)
         rates = collections.defaultdict(list)
         for n in range(repeats):
             for mode in ('cluster', 'single'):

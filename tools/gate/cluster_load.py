@@ -46,6 +46,9 @@ OP_TIMEOUT = 120
 POLL = 1.0
 OPS = (('create', 4), ('clone', 2), ('snapshot', 2), ('delete_snapshot', 2),
        ('attach', 4), ('detach', 4), ('extend', 2), ('delete', 3))
+# Picks per counted operation a sized run may make in all (a pick that
+# finds nothing to work on is not counted).
+SKIPS_PER_OPERATION = 4
 DONE = {'available', 'in-use', 'error', 'error_deleting', 'error_extending',
         'deleted'}
 
@@ -315,18 +318,31 @@ class Load(object):
             return self.rnd.choice(names)
 
     def run(self, operations=None, seconds=None, workers=6, stop=None):
-        """``operations`` in all or for ``seconds``, ``workers`` at once."""
+        """``operations`` in all or for ``seconds``, ``workers`` at once.
+
+        An operation that found nothing to work on (a detach with nothing
+        attached) does not count towards ``operations``: two runs of the
+        same size then do the same amount of work whatever the pools held
+        when they began. At most ``SKIPS_PER_OPERATION`` times as many
+        picks as ``operations`` are made in all.
+        """
         stop = stop or threading.Event()
-        counter = iter(range(operations or 1 << 30))
+        wanted = operations or 1 << 30
+        # [operations performed or running, picks left]
+        budget = [0, wanted * SKIPS_PER_OPERATION]
         deadline = time.monotonic() + (seconds or 1e9)
 
         def worker():
             while not stop.is_set() and time.monotonic() < deadline:
                 with self.lock:
-                    n = next(counter, None)
-                if n is None:
-                    return
-                self.run_one(self.pick())
+                    if budget[0] >= wanted or budget[1] <= 0:
+                        return
+                    budget[0] += 1
+                    budget[1] -= 1
+                rec = self.run_one(self.pick())
+                if rec.outcome == 'skip':
+                    with self.lock:
+                        budget[0] -= 1
 
         threads = [threading.Thread(target=worker, daemon=True)
                    for _i in range(workers)]
