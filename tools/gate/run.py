@@ -45,11 +45,14 @@ SERIAL_REGEX = (r'^(tempest\.api\.volume\.admin\.'
 # cluster the member that handles a manage or a retype writes its own
 # host into the volume (Cinder's manager does so for clustered volumes),
 # so these run in a last pass with one member of the cluster stopped.
-ONE_SERVICE_REGEX = (r'^tempest\.api\.volume\.admin\.('
+ONE_SERVICE_REGEX = (r'^(tempest\.api\.volume\.admin\.('
                      r'test_volume_manage\.VolumeManageAdminTest\.'
                      r'test_unmanage_manage_volume|test_volume_retype\.'
                      r'VolumeRetypeWithoutMigrationTest\.'
-                     r'test_available_volume_retype)\b')
+                     r'test_available_volume_retype)'
+                     r'|tempest_plugin\.tests\.api\.test_flash_features\.'
+                     r'FlashVolumeTypesTest\.'
+                     r'test_retype_between_dedup_and_nodedup)\b')
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = bed_mod.ROOT
 BIN = bed_mod.BIN
@@ -129,6 +132,26 @@ def tempest_conf(bed, flavour='k2'):
         ''') % values
 
 
+def tempest_passes(regex, cluster, concurrency=4):
+    """``tempest run --regex`` arguments of each pass, in order.
+
+    The gate's suites run concurrently, then SERIAL_REGEX alone; in a
+    cluster the tests of ONE_SERVICE_REGEX run last (with a member
+    stopped) and in no other pass.
+    """
+    if regex not in (DEFAULT_REGEX, LINSTOR_REGEX):
+        return [[regex, '--concurrency', str(concurrency)]]
+    if not cluster:
+        return [[regex, '--exclude-regex', SERIAL_REGEX,
+                 '--concurrency', '4'], [SERIAL_REGEX, '--serial']]
+    return [[regex, '--exclude-regex', '%s|%s' % (SERIAL_REGEX,
+                                                  ONE_SERVICE_REGEX),
+             '--concurrency', '4'],
+            [SERIAL_REGEX, '--exclude-regex', ONE_SERVICE_REGEX, '--serial'],
+            # Those of this run's suites only (both must match at 0).
+            ['(?=%s)(?:%s)' % (regex, ONE_SERVICE_REGEX), '--serial']]
+
+
 def run_tempest(bed, regex, results_dir, flavour='k2', conf_text=None,
                 concurrency=4, exclude_list=os.path.join(HERE, 'exclude.txt')):
     work = os.path.join(bed.dir, 'tempest-' + flavour)
@@ -141,16 +164,8 @@ def run_tempest(bed, regex, results_dir, flavour='k2', conf_text=None,
     with open(os.path.join(work, 'etc', 'tempest.conf'), 'w') as f:
         f.write(conf_text or tempest_conf(bed, flavour))
     exclude = ['--exclude-list', exclude_list]
-    one_member = None
-    if regex in (DEFAULT_REGEX, LINSTOR_REGEX):
-        passes = [[regex, '--exclude-regex', SERIAL_REGEX,
-                   '--concurrency', '4'], [SERIAL_REGEX, '--serial']]
-        if bed.cluster:
-            passes[1][1:1] = ['--exclude-regex', ONE_SERVICE_REGEX]
-            passes.append([ONE_SERVICE_REGEX, '--serial'])
-            one_member = passes[-1]
-    else:
-        passes = [[regex, '--concurrency', str(concurrency)]]
+    passes = tempest_passes(regex, bool(bed.cluster), concurrency)
+    one_member = passes[-1] if bed.cluster and len(passes) == 3 else None
     code, subunit = 0, b''
     for args in passes:
         cmd = [os.path.join(BIN, 'tempest'), 'run', '--regex'] + args + \
