@@ -43,6 +43,17 @@ from cinder_driver.k2 import replication
 PRIMARY = replication.PRIMARY
 
 
+def _failed_over_to(active_backend_id):
+    """The replication target the backend runs on, None on its primary.
+
+    Cinder records a failback as ``''`` (the service's
+    ``active_backend_id`` column) and hands that to a restarted service.
+    """
+    if not active_backend_id or active_backend_id == PRIMARY:
+        return None
+    return active_backend_id
+
+
 class K2BaseDriver(driver_base.AdapterDriver):
     """Version history:
 
@@ -63,8 +74,8 @@ class K2BaseDriver(driver_base.AdapterDriver):
         self.configuration.append_config_values(san.san_opts)
         self.configuration.append_config_values(common_options.rest_opts)
         self.configuration.append_config_values(k2_options.k2_opts)
-        active = kwargs.get('active_backend_id')
-        self.active_backend_id = None if active == PRIMARY else active
+        self.active_backend_id = _failed_over_to(
+            kwargs.get('active_backend_id'))
         # {backend id: adapter}; PRIMARY is the configured array.
         self.adapters = {}
         self.replication = None
@@ -191,8 +202,7 @@ class K2BaseDriver(driver_base.AdapterDriver):
         """
         if self.replication is None:
             return
-        self.active_backend_id = None if active_backend_id in (
-            None, PRIMARY) else active_backend_id
+        self.active_backend_id = _failed_over_to(active_backend_id)
         self.adapter.load()
 
     def failover_host(self, context, volumes, secondary_id=None,

@@ -89,6 +89,18 @@ class SetupTestCase(k2_fakes.AdapterTestCase):
                                 self.adapter.check_for_setup_error)
         self.assertIn('no iSCSI target', err.msg)
 
+    def test_restart_after_a_failback_runs_on_the_primary(self):
+        # Cinder writes '' into the service's active_backend_id on a
+        # failback and passes it to the service when it starts again.
+        for recorded in ('', None, 'default'):
+            with mock.patch('cinder_driver.k2.client.K2Client') as k2:
+                drv = k2_driver.K2ISCSIDriver(configuration=self.conf,
+                                              host='cinder@k2-unit',
+                                              active_backend_id=recorded)
+                drv.do_setup(self.ctx)
+            self.assertIsNone(drv.active_backend_id, recorded)
+            self.assertIs(k2.return_value, drv.adapter.client)
+
     def test_failed_over_without_device_is_refused(self):
         drv = k2_driver.K2ISCSIDriver(configuration=self.conf,
                                       host='cinder@k2-unit',
