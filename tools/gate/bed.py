@@ -458,10 +458,8 @@ class Bed(object):
                    [('cinder-volume', [])])
         for name, extra in volumes:
             self.start_volume_service(name, extra)
-        shared = self.cluster.conf_args() if self.cluster else []
         for service in ('scheduler', 'api'):
-            cmd, env = self._cinder_command(service, conf)
-            self._spawn('cinder-' + service, cmd + shared, env)
+            self.start_cinder_service(service)
         self._wait('cinder-api', lambda: _http_ok('http://127.0.0.1:8776/'),
                    90, 'cinder-api')
         self._wait('cinder-volume (%s) reporting up' % ', '.join(BACKENDS),
@@ -469,6 +467,16 @@ class Bed(object):
         log('Cinder up with backends %s%s' % (', '.join(BACKENDS), (
             ' on %s' % ', '.join(self.volume_hosts())) if self.cluster
             else ''))
+
+    def start_cinder_service(self, service):
+        """cinder-scheduler or cinder-api (``service``), as configured."""
+        shared = self.cluster.conf_args() if self.cluster else []
+        cmd, env = self._cinder_command(service, self.cinder_conf_path())
+        self._spawn('cinder-' + service, cmd + shared, env)
+
+    def restart_cinder_service(self, service):
+        _stop_group(self._pids()['cinder-' + service])
+        self.start_cinder_service(service)
 
     def start_volume_service(self, name, extra_args):
         cmd, env = self._cinder_command('volume', self.cinder_conf_path())

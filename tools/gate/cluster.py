@@ -46,6 +46,23 @@ def service_name(member):
     return 'cinder-volume-' + member
 
 
+def reported(log, offset, members, backends):
+    """Whether the scheduler's log, from ``offset`` on, shows a stats
+    report of every backend from one of ``members``.
+    """
+    wanted = set(backends)
+    with open(log, errors='replace') as f:
+        f.seek(offset)
+        for line in f:
+            if 'Received volume service update from' not in line:
+                continue
+            for member in members:
+                for backend in list(wanted):
+                    if ' %s@%s:' % (member, backend) in line:
+                        wanted.discard(backend)
+    return not wanted
+
+
 class Cluster(object):
 
     members = MEMBERS
@@ -133,9 +150,26 @@ class Cluster(object):
 
     @contextlib.contextmanager
     def one_member_stopped(self):
-        """The cluster with its last member stopped, then started again."""
+        """The cluster with its last member stopped, then started again.
+
+        The scheduler gives a new volume of a cluster the host of the
+        member it met first, and keeps it while any member is up, so the
+        stopped member's name would still be written into new volumes:
+        once Cinder counts the member down, the scheduler starts again
+        (it then meets only the survivors) and is waited for until every
+        backend has reported to it.
+        """
+        from tools.gate import bed as bed_mod
         member = MEMBERS[-1]
+        log = os.path.join(self.bed.logs, 'cinder-scheduler.log')
         self.stop(member)
+        time.sleep(SERVICE_DOWN_TIME + 1)
+        offset = os.path.getsize(log)
+        self.bed.restart_cinder_service('scheduler')
+        self.bed._wait('a report of every backend from %s' % ', '.join(
+            MEMBERS[:-1]), lambda: reported(
+                log, offset, MEMBERS[:-1], bed_mod.BACKENDS), 120,
+            'cinder-scheduler')
         try:
             yield member
         finally:
