@@ -17,12 +17,10 @@
 import datetime
 import os
 import sys
-import tempfile
-
-import testtools
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.dirname(os.path.abspath(__file__))))))
+from cinder_driver.tests.functional import logfiles  # noqa: E402
 from tools.gate import cluster_locks  # noqa: E402
 
 DEATH = datetime.datetime(2026, 11, 23, 1, 0, 0).timestamp()
@@ -40,14 +38,7 @@ def line(offset, name, what, func='_attach', waited=None):
                                                  tail))
 
 
-class LockLogTestCase(testtools.TestCase):
-
-    def write(self, lines):
-        fd, path = tempfile.mkstemp(suffix='.log')
-        self.addCleanup(os.unlink, path)
-        with os.fdopen(fd, 'w') as f:
-            f.writelines(lines)
-        return path
+class LockLogTestCase(logfiles.LogFileTestCase):
 
     def dead_log(self):
         return self.write([

@@ -16,12 +16,10 @@
 
 import os
 import sys
-import tempfile
-
-import testtools
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.dirname(os.path.abspath(__file__))))))
+from cinder_driver.tests.functional import logfiles  # noqa: E402
 from tools.gate import cluster  # noqa: E402
 
 
@@ -33,31 +31,24 @@ def report(host, backend):
                 backend, host, backend, backend))
 
 
-class ReportedTestCase(testtools.TestCase):
-
-    def log(self, lines):
-        fd, path = tempfile.mkstemp(suffix='.log')
-        self.addCleanup(os.unlink, path)
-        with os.fdopen(fd, 'w') as f:
-            f.writelines(lines)
-        return path
+class ReportedTestCase(logfiles.LogFileTestCase):
 
     def test_every_backend_from_a_survivor(self):
-        path = self.log([report('gate-a', 'k2-iscsi'),
-                         report('gate-b', 'k2-fc'),
-                         report('gate-a', 'k2-fc')])
+        path = self.write([report('gate-a', 'k2-iscsi'),
+                           report('gate-b', 'k2-fc'),
+                           report('gate-a', 'k2-fc')])
         self.assertTrue(cluster.reported(path, 0, ['gate-a'],
                                          ['k2-iscsi', 'k2-fc']))
 
     def test_a_report_of_the_stopped_member_does_not_count(self):
-        path = self.log([report('gate-a', 'k2-iscsi'),
-                         report('gate-b', 'k2-fc')])
+        path = self.write([report('gate-a', 'k2-iscsi'),
+                           report('gate-b', 'k2-fc')])
         self.assertFalse(cluster.reported(path, 0, ['gate-a'],
                                           ['k2-iscsi', 'k2-fc']))
 
     def test_reports_before_the_offset_do_not_count(self):
         early = report('gate-a', 'k2-fc')
-        path = self.log([early, report('gate-a', 'k2-iscsi')])
+        path = self.write([early, report('gate-a', 'k2-iscsi')])
         self.assertFalse(cluster.reported(path, len(early), ['gate-a'],
                                           ['k2-iscsi', 'k2-fc']))
         self.assertTrue(cluster.reported(path, 0, ['gate-a'],

@@ -1,0 +1,31 @@
+# Copyright 2026 The cinder-flash Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Test cases that read log files written for them."""
+
+import os
+import tempfile
+
+import testtools
+
+
+class LogFileTestCase(testtools.TestCase):
+
+    def write(self, lines):
+        """A temporary log file holding ``lines``; removed after the test."""
+        fd, path = tempfile.mkstemp(suffix='.log')
+        self.addCleanup(os.unlink, path)
+        with os.fdopen(fd, 'w') as f:
+            f.writelines(lines)
+        return path
