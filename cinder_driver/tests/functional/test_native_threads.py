@@ -71,6 +71,12 @@ class NativeThreadsTestCase(test.TestCase):
         self.assertEqual([], eventlet_imports(PACKAGE))
 
     def test_driver_lifecycles_run_unpatched(self):
+        try:
+            from cinder import monkey_patch  # noqa: F401
+        except ImportError:
+            # Cinder 24 to 28 always run their services on eventlet.
+            self.skipTest('this Cinder has no native-thread mode '
+                          '(cinder.monkey_patch came with Cinder 29)')
         env = dict(os.environ, OS_CINDER_DISABLE_EVENTLET_PATCHING='true')
         run = subprocess.run(
             [sys.executable, '-m',
