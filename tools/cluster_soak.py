@@ -15,8 +15,8 @@
 """Cluster soak: two cinder-volume services, one killed mid-flight.
 
 ``tox -e soak -- --cluster [--rounds 6] [--seconds 60] [--workers 6]
-[--coordinator redis|etcd]`` brings up the gate bed in cluster mode (run
-it under ``flock /work/notes/bed.lock``) and drives concurrent volume
+[--coordinator redis|etcd]`` brings up the gate bed in cluster mode (on
+the gate's fixed ports: one bed at a time) and drives concurrent volume
 work through the Cinder API at both services (tools.gate.cluster_load),
 most attaches to one host. Each round injects one fault in the middle of
 the load:

@@ -98,14 +98,14 @@ class ConnectorTestCase(testtools.TestCase):
     def test_chap_reaches_the_target_not_the_logs(self, attachment):
         attachment.return_value.attach.return_value = '/dev/loop1'
         props = dict(PROPS, auth_method='CHAP', auth_username='u',
-                     auth_password='s3cret')
+                     auth_password='chap-test-value')
         self.connector.connect_volume(props)
         target = attachment.call_args[0][1]
-        self.assertEqual(('u', 's3cret'), target.chap)
+        self.assertEqual(('u', 'chap-test-value'), target.chap)
         self.assertEqual('iqn.2026-11.io.test:node', target.initiator)
         opts = target.blockdev('chap')
         self.assertEqual('chap', opts['password-secret'])
-        self.assertNotIn('s3cret', json.dumps(opts))
+        self.assertNotIn('chap-test-value', json.dumps(opts))
 
     @mock.patch.object(iscsi_loop.Attachment, 'detach')
     def test_disconnect(self, detach):

@@ -28,6 +28,8 @@ from tempest.lib import decorators
 from tempest_plugin.tests.scenario import base
 
 CONF = config.CONF
+# A file in the guest, on its root disk (our volume): /var/tmp survives the
+# hard reboot and is never a tmpfs, unlike /tmp on some images.
 PROBE = '/var/tmp/cinder-flash-probe'
 PROBE_MIB = 16
 
