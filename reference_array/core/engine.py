@@ -1161,3 +1161,15 @@ class Engine(object):
             row = self.db.execute('SELECT written FROM layers WHERE id = ?',
                                   (layer,)).fetchone()
         return row[0] if row else 0
+
+    @_settled
+    def layers_written(self, layers):
+        """layer -> bytes it holds itself, for many layers in one query."""
+        layers = [layer for layer in set(layers) if layer is not None]
+        written = dict.fromkeys(layers, 0)
+        if layers:
+            with self.lock:
+                written.update(self.db.execute(
+                    'SELECT id, written FROM layers WHERE id IN (%s)' %
+                    ','.join('?' * len(layers)), layers).fetchall())
+        return written

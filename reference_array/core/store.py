@@ -21,8 +21,10 @@ each REST call commits before it answers.
 Lookups by field never decode a whole kind: every put also records the
 object's keys in ``object_keys`` inside the same transaction, so the keys
 roll back with the object. The keys of an object are derived from it
-alone (``keys_of``), so a database written before they existed gets them
-when it is opened.
+alone (by its kind's key function, else ``keys_of``), so a database
+written before they existed, or with other keys, gets them when it is
+opened. Collections are filtered, ordered and paged in SQL
+(``select``, see ``query``); only the page is decoded.
 """
 
 import contextlib
@@ -30,6 +32,8 @@ import hashlib
 import json
 import sqlite3
 import threading
+
+from reference_array.core import query as query_mod
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS objects (
@@ -51,14 +55,16 @@ CREATE TABLE IF NOT EXISTS object_keys (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS object_keys_of ON object_keys (kind, id);
 """
-# PRAGMA user_version of a database whose object_keys are complete.
-KEYED = 1
+# PRAGMA user_version of a database whose object_keys are those its
+# kinds' key functions give (2: typed K2 models).
+KEYED = 2
 # Longer values (a description, a certificate) are keyed by their digest:
 # lookups stay exact and no key row grows with what a client sends.
 MAX_KEY_TEXT = 256
 
 
-def _encode(value):
+def encode_key(value):
+    """A value as the keys table holds it."""
     text = json.dumps(value, sort_keys=True)
     if len(text) > MAX_KEY_TEXT:
         return '#' + hashlib.sha256(text.encode()).hexdigest()
@@ -66,7 +72,7 @@ def _encode(value):
 
 
 def keys_of(body):
-    """(field, encoded value) pairs under which ``body`` is found.
+    """(field, value) pairs under which ``body`` is found.
 
     Public (not ``_``) top-level fields only: a scalar under its name; a
     reference ``{"ref": ...}`` as ``<field>.ref``; each key of any other
@@ -79,19 +85,24 @@ def keys_of(body):
             continue
         if isinstance(value, dict):
             if isinstance(value.get('ref'), str):
-                found.add((field + '.ref', _encode(value['ref'])))
+                found.add((field + '.ref', value['ref']))
             else:
-                found.update((field + '.key', _encode(key)) for key in value)
+                found.update((field + '.key', key) for key in value)
         elif isinstance(value, (bool, int, str)):
-            found.add((field, _encode(value)))
+            found.add((field, value))
     if isinstance(body.get('name'), str):
-        found.add(('name.folded', _encode(body['name'].lower())))
+        found.add(('name.folded', body['name'].lower()))
     return found
 
 
 class Store(object):
 
-    def __init__(self, path):
+    def __init__(self, path, key_functions=None):
+        """``key_functions``: kind -> function(row) -> (field, value)
+        pairs, for kinds whose keys their model says (default
+        ``keys_of``).
+        """
+        self._key_functions = dict(key_functions or {})
         self._db = sqlite3.connect(path, isolation_level=None,
                                    check_same_thread=False)
         # Takes effect when the file is new. Chunk data lives in segment
@@ -140,7 +151,8 @@ class Store(object):
             self._db.execute('DELETE FROM object_keys')
             for kind, obj_id, body in self._db.execute(
                     'SELECT kind, id, body FROM objects').fetchall():
-                self._put_keys(kind, obj_id, keys_of(json.loads(body)))
+                self._put_keys(kind, obj_id,
+                               self._keys(kind, json.loads(body)))
             self._db.execute('PRAGMA user_version=%d' % KEYED)
 
     def close(self):
@@ -216,18 +228,26 @@ class Store(object):
                              (kind, new))
             return new
 
+    def _keys(self, kind, body):
+        return self._key_functions.get(kind, keys_of)(body)
+
     def _put_keys(self, kind, obj_id, keys):
         self._db.executemany(
             'INSERT OR IGNORE INTO object_keys VALUES (?,?,?,?)',
-            [(kind, field, value, obj_id) for field, value in keys])
+            [(kind, field, encode_key(value), obj_id)
+             for field, value in keys])
 
-    def put(self, kind, obj_id, body):
+    def put(self, kind, obj_id, body, keys=None):
+        """Store ``body``; ``keys``: its (field, value) pairs, if the
+        caller has them already (else its kind's key function's).
+        """
         with self.transaction():
             self._db.execute('INSERT OR REPLACE INTO objects VALUES (?,?,?)',
                              (kind, obj_id, json.dumps(body)))
             self._db.execute('DELETE FROM object_keys WHERE kind=? AND id=?',
                              (kind, obj_id))
-            self._put_keys(kind, obj_id, keys_of(body))
+            self._put_keys(kind, obj_id, self._keys(kind, body)
+                           if keys is None else keys)
 
     def get(self, kind, obj_id):
         with self.lock:
@@ -254,7 +274,7 @@ class Store(object):
                 'SELECT o.body FROM object_keys k JOIN objects o '
                 'ON o.kind = k.kind AND o.id = k.id '
                 'WHERE k.kind=? AND k.field=? AND k.value=? ORDER BY k.id',
-                (kind, field, _encode(value))).fetchall()
+                (kind, field, encode_key(value))).fetchall()
         return [json.loads(r[0]) for r in rows]
 
     def first(self, kind, field, value):
@@ -264,7 +284,7 @@ class Store(object):
                 'SELECT o.body FROM object_keys k JOIN objects o '
                 'ON o.kind = k.kind AND o.id = k.id '
                 'WHERE k.kind=? AND k.field=? AND k.value=? ORDER BY k.id '
-                'LIMIT 1', (kind, field, _encode(value))).fetchone()
+                'LIMIT 1', (kind, field, encode_key(value))).fetchone()
         return json.loads(row[0]) if row else None
 
     def count(self, kind, field, value):
@@ -272,7 +292,7 @@ class Store(object):
         with self.lock:
             return self._db.execute(
                 'SELECT COUNT(*) FROM object_keys WHERE kind=? AND field=? '
-                'AND value=?', (kind, field, _encode(value))).fetchone()[0]
+                'AND value=?', (kind, field, encode_key(value))).fetchone()[0]
 
     def all(self, kind):
         with self.lock:
@@ -280,3 +300,58 @@ class Store(object):
                 'SELECT body FROM objects WHERE kind=? ORDER BY id',
                 (kind,)).fetchall()
         return [json.loads(r[0]) for r in rows]
+
+    def find_in(self, kind, field, values):
+        """Objects of ``kind`` whose ``field`` is one of ``values``."""
+        values = list(values)
+        if not values:
+            return []
+        with self.lock:
+            rows = self._db.execute(
+                'SELECT o.body FROM object_keys k JOIN objects o '
+                'ON o.kind = k.kind AND o.id = k.id '
+                'WHERE k.kind=? AND k.field=? AND k.value IN (%s) '
+                'ORDER BY k.id' % ','.join('?' * len(values)),
+                [kind, field] + [encode_key(v) for v in values]).fetchall()
+        return [json.loads(r[0]) for r in rows]
+
+    def count_in(self, kind, field, values):
+        """value -> how many objects of ``kind`` have it as ``field``."""
+        encoded = {encode_key(v): v for v in values}
+        counts = dict.fromkeys(encoded.values(), 0)
+        if not encoded:
+            return counts
+        with self.lock:
+            rows = self._db.execute(
+                'SELECT value, COUNT(*) FROM object_keys WHERE kind=? AND '
+                'field=? AND value IN (%s) GROUP BY value' % ','.join(
+                    '?' * len(encoded)), [kind, field] + list(encoded))
+            for value, count in rows.fetchall():
+                counts[encoded[value]] = count
+        return counts
+
+    def total(self, kind, field):
+        """The sum of an integer field over all objects of ``kind``."""
+        with self.lock:
+            return self._db.execute(
+                'SELECT COALESCE(SUM(CAST(value AS INTEGER)), 0) FROM '
+                'object_keys WHERE kind=? AND field=?',
+                (kind, field)).fetchone()[0]
+
+    def pluck(self, kind, field, value, path):
+        """The values at ``path`` (a row's JSON path, e.g. ``$.lun``) of
+        the objects ``find(kind, field, value)`` would return.
+        """
+        with self.lock:
+            rows = self._db.execute(
+                'SELECT json_extract(o.body, ?) FROM object_keys k JOIN '
+                'objects o ON o.kind = k.kind AND o.id = k.id WHERE '
+                'k.kind=? AND k.field=? AND k.value=?',
+                (path, kind, field, encode_key(value))).fetchall()
+        return [r[0] for r in rows]
+
+    def select(self, kind, q):
+        """(total, page of objects) of a ``query.Query`` over ``kind``."""
+        with self.lock:
+            total, bodies = query_mod.select(self._db, kind, q, encode_key)
+        return total, [json.loads(b) for b in bodies]
