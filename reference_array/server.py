@@ -32,6 +32,7 @@ from reference_array.k2 import api as k2_api
 from reference_array.k2 import backend as k2_backend
 from reference_array.k2 import exporter as k2_exporter
 from reference_array.k2 import hosts as k2_hosts
+from reference_array.k2 import models as k2_models
 from reference_array.k2 import records as k2_records
 from reference_array.k2.replication import objects as replication_objects
 from reference_array.k2.replication import peer as replication_peer
@@ -118,7 +119,8 @@ class Array(object):
         system = _system(self.config, host)
         db_path = os.path.join(self.data_dir, 'array.db')
         private.precreate(db_path)
-        self.store = store_mod.Store(db_path)
+        self.store = store_mod.Store(
+            db_path, key_functions=k2_models.KEY_FUNCTIONS)
         self.engine = engine_mod.Engine(self.store)
         self.faults = faults_mod.Injector(seed=args.fault_seed)
         if args.faults:
@@ -131,15 +133,15 @@ class Array(object):
         volumes = k2_volumes.Volumes(records, self.engine,
                                      system['total_kib'], volume_source)
         sessions = replication_sessions.Sessions(records, self.engine)
-        peers = replication_peer.Peers(self.store, self.data_dir)
+        peers = replication_peer.Peers(records, self.data_dir)
         self.shipper = replication_shipper.Shipper(
-            self.store, self.engine, sessions, peers)
+            records, self.engine, sessions, peers)
         self.replication = replication_objects.ReplicationObjects(
             records, self.engine, sessions, peers, self.shipper,
             system['system_id'])
         backend = k2_backend.K2Backend(
             records, self.engine,
-            k2_system.System(self.store, self.engine, system),
+            k2_system.System(records, self.engine, system),
             [volumes, k2_hosts.Hosts(records), self.replication])
         self._seed_peer(args)
         cert = key = None
@@ -186,7 +188,7 @@ class Array(object):
             linstor_exporter.LinstorExporter(
                 self.store, self.engine, self.linstor.records,
                 self.config['system_id']),
-            k2_exporter.K2Exporter(self.store, self.engine,
+            k2_exporter.K2Exporter(records, self.engine,
                                    self.config['system_id'])])
         self.target = iscsi.Target(self.exports, host, args.iscsi_port)
         self._stopped = threading.Event()

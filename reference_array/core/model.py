@@ -19,6 +19,15 @@ import re
 import typing
 
 _PATH = re.compile(r'^/(.+)/(\d+)$')
+# Ids are SQLite integers: anything larger names no object.
+MAX_ID = (1 << 63) - 1
+
+
+def number(text):
+    """An object id from its text, or None if it cannot name one."""
+    if not text.isdigit() or int(text) > MAX_ID:
+        return None
+    return int(text)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -39,7 +48,8 @@ class Ref(object):
     def parse(cls, path):
         """The reference at ``/<kind>/<id>``, or None if it is not one."""
         match = _PATH.match(path) if isinstance(path, str) else None
-        return cls(match.group(1), int(match.group(2))) if match else None
+        obj_id = number(match.group(2)) if match else None
+        return None if obj_id is None else cls(match.group(1), obj_id)
 
     @classmethod
     def to(cls, obj):

@@ -15,7 +15,8 @@
 """The K2 REST API v2 dialect of the reference array.
 
 Wire rules: discovery at /api/v2, collections answer
-``{"hits": [...], "total": N, "limit": L, "offset": O}``, items are bare
+``{"hits": [...], "total": N, "limit": L, "offset": O}`` (queries: see
+``search``), items are bare
 objects, references are ``{"ref": "/<resource>/<id>"}``, sizes are KiB,
 errors are ``{"error_msg": ...}`` with a JSON content type.
 """
@@ -23,16 +24,15 @@ errors are ``{"error_msg": ...}`` with a JSON content type.
 import re
 
 from reference_array.core import errors
+from reference_array.core import model
 from reference_array.http import server as httpd
-from reference_array.k2 import refs
+from reference_array.k2 import models
 from reference_array.k2 import schema
+from reference_array.k2 import search
 
 PREFIX = '/api/v2'
-DEFAULT_LIMIT = 100
 REPLICATION_PREFIX = '_replication/'
 _ITEM = re.compile(r'^(?P<res>.+?)/(?P<id>\d+)$')
-_OPERATORS = ('__in', '__m_eq', '__contains', '__prefix', '__neq', '__gte',
-              '__lte', '__gt', '__lt')
 
 
 # How each refusal of the backend reaches the wire. K2 answers 400 for a
@@ -49,108 +49,6 @@ def error(status, message):
 
 def status_of(exc):
     return next(status for kind, status in STATUS if isinstance(exc, kind))
-
-
-def _scalar(value):
-    if isinstance(value, bool):
-        return 'true' if value else 'false'
-    if value is None:
-        return 'null'
-    return str(value)
-
-
-def _field_value(obj, field):
-    if field.endswith('.ref'):
-        value = obj.get(field[:-4])
-        return value.get('ref') if isinstance(value, dict) else None
-    return obj.get(field)
-
-
-def _number(text):
-    try:
-        return float(text)
-    except (TypeError, ValueError):
-        return None
-
-
-def _matches(obj, field, op, wanted):
-    have = _field_value(obj, field)
-    if op in ('__in', '__m_eq'):
-        return _scalar(have) in wanted.split(',')
-    if op == '__contains':
-        return wanted in _scalar(have)
-    if op == '__prefix':
-        return _scalar(have).startswith(wanted)
-    if op == '__neq':
-        return _scalar(have) != wanted
-    if op in ('__gt', '__lt', '__gte', '__lte'):
-        a, b = _number(have), _number(wanted)
-        if a is None or b is None:
-            return False
-        return {'__gt': a > b, '__lt': a < b, '__gte': a >= b,
-                '__lte': a <= b}[op]
-    if wanted.lower() in ('true', 'false') and isinstance(have, bool):
-        return _scalar(have) == wanted.lower()
-    return _scalar(have) == wanted
-
-
-def _split(key):
-    for op in _OPERATORS:
-        if key.endswith(op):
-            return key[:-len(op)], op
-    return key, ''
-
-
-def _int_param(query, name, default):
-    value = query.get(name)
-    if value is None:
-        return default
-    try:
-        number = int(value)
-    except ValueError:
-        raise error(400, 'invalid %s: %r' % (name, value))
-    if number < 0:
-        raise error(400, 'invalid %s: %r' % (name, value))
-    return number
-
-
-def search(objects, query_pairs, known_fields):
-    """Filter, sort and page ``objects`` by K2 query parameters."""
-    query = dict(query_pairs)
-    limit = _int_param(query, '__limit', DEFAULT_LIMIT)
-    offset = _int_param(query, '__offset', 0)
-    sort = query.get('__sort')
-    order = query.get('__sort_order', 'asc')
-    hits = list(objects)
-    for key, wanted in query_pairs:
-        if key.startswith('__'):
-            continue
-        field, op = _split(key)
-        base = field[:-4] if field.endswith('.ref') else field
-        if base not in known_fields:
-            raise error(400, 'unknown field in query: %s' % key)
-        hits = [o for o in hits if _matches(o, field, op, wanted)]
-    if sort:
-        if sort not in known_fields:
-            raise error(400, 'unknown sort field: %s' % sort)
-        hits.sort(key=lambda o: (_number(o.get(sort)) is None,
-                                 _number(o.get(sort)) or 0,
-                                 _scalar(o.get(sort))),
-                  reverse=(order == 'desc'))
-    total = len(hits)
-    page = hits[offset:offset + limit] if limit else hits[offset:]
-    return {'hits': page, 'total': total, 'limit': limit, 'offset': offset}
-
-
-def _where(resource, query_pairs):
-    """One plain equality filter the store's keys can answer, or None."""
-    known = schema.fields(resource)
-    for key, wanted in query_pairs:
-        base = key[:-4] if key.endswith('.ref') else key
-        if base in known and (key.endswith('.ref') or
-                              key in schema.KEYED_TEXT):
-            return key, wanted
-    return None
 
 
 class K2API(object):
@@ -209,17 +107,13 @@ class K2API(object):
             match = _ITEM.match(rest)
             if not match or match.group('res') not in schema.RESOURCES:
                 raise error(404, 'no such resource: %s' % rest)
-            rest, obj_id = match.group('res'), refs.number(match.group('id'))
+            rest, obj_id = match.group('res'), model.number(match.group('id'))
             if obj_id is None:
                 raise error(404, 'no such %s: %s' % (match.group('res'),
                                                      match.group('id')))
         if method == 'GET':
             if obj_id is None:
-                if rest == 'mappings':
-                    query = self._views_as_volsnaps(query)
-                return 200, search(
-                    self.backend.list(rest, _where(rest, query)), query,
-                    schema.fields(rest))
+                return 200, self._search(rest, query)
             return 200, self.backend.get(rest, obj_id)
         if rest in schema.READ_ONLY:
             raise error(405, '%s is read-only' % rest)
@@ -232,17 +126,26 @@ class K2API(object):
             return 204, None
         raise error(405, 'method %s not allowed on %s' % (method, path))
 
-    def _views_as_volsnaps(self, query):
+    def _search(self, resource, pairs):
+        if resource == 'mappings':
+            pairs = self._views_as_volsnaps(pairs)
+        q = search.parse(schema.model(resource), pairs)
+        total, hits = self.backend.list(resource, q)
+        return {'hits': hits, 'total': total, 'limit': q.limit or 0,
+                'offset': q.offset}
+
+    def _views_as_volsnaps(self, pairs):
         """A mapping of a view is a mapping of its volsnaps: a filter
-        on ``volume.ref=/snapshots/N`` finds those.
+        on ``volume.ref=/snapshots/N`` becomes one on the refs of those.
         """
         out = []
-        for key, wanted in query:
-            if key == 'volume.ref' and wanted.startswith('/snapshots/'):
-                found = self.backend.list('volsnaps', ('snapshot.ref',
-                                                       wanted))
+        for key, wanted in pairs:
+            view = models.Ref.parse(wanted) if key == 'volume.ref' else None
+            if view is not None and view.kind == models.Snapshot.KIND:
+                found = self.backend.records.children(models.Volsnap,
+                                                      'snapshot', view)
                 key, wanted = 'volume.ref__in', ','.join(
-                    refs.path('volsnaps', vs['id']) for vs in found)
+                    models.Ref.to(vs).path for vs in found)
             out.append((key, wanted))
         return out
 

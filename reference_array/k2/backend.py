@@ -23,8 +23,10 @@ transaction. Errors are ``core.errors``; the api maps them to the wire.
 import collections
 
 from reference_array.core import errors
+from reference_array.core import query as query_mod
 from reference_array.k2 import fields
-from reference_array.k2 import refs
+from reference_array.k2 import models
+from reference_array.k2 import schema
 from reference_array.k2 import system as system_mod
 
 # How a writer handles one resource. ``update_in_transaction``: False
@@ -36,6 +38,11 @@ Operations = collections.namedtuple(
 
 def operations(create, update=None, delete=None, update_in_transaction=True):
     return Operations(create, update, delete, update_in_transaction)
+
+
+def _on_derived(model, path):
+    """Whether ``path`` is a field computed when presented."""
+    return path[0] in dict(model.DERIVED)
 
 
 class K2Backend(object):
@@ -60,48 +67,71 @@ class K2Backend(object):
                 self._operations[resource] = ops
 
     # -- reads ---------------------------------------------------------------
-    def present(self, resource, obj):
-        """The object as clients see it: derived fields, no internals."""
-        out = fields.public(obj)
-        if resource == 'volumes':
-            out['logical_capacity'] = (self.engine.layer_written(
-                obj['_layer']) // 1024 if obj['_layer'] else 0)
-        elif resource == 'volume_groups':
-            ref = refs.path('volume_groups', obj['id'])
-            members = self.store.find('volumes', 'volume_group.ref', ref)
-            out['volumes_count'] = len(members)
-            out['volumes_provisioned_capacity'] = sum(
-                v['size'] for v in members)
-            out['logical_capacity'] = sum(
-                self.engine.layer_written(v['_layer'])
-                for v in members if v['_layer']) // 1024
-            out['snapshots_count'] = self.store.count(
-                'snapshots', 'volume_group.ref', ref)
-        return out
-
-    def list(self, resource, where=None):
-        """Objects of ``resource``; ``where``: (field, value) they all
-        have, answered from the store's keys (a filter, not a scan).
+    def present(self, objs):
+        """The objects (of one kind) as clients see them, with their
+        derived fields, in a fixed number of queries whatever their
+        number.
         """
+        wires = [obj.to_wire() for obj in objs]
+        if not objs:
+            return wires
+        if isinstance(objs[0], models.Volume):
+            written = self.engine.layers_written(o.layer for o in objs)
+            for obj, wire in zip(objs, wires):
+                wire['logical_capacity'] = written.get(obj.layer, 0) // 1024
+        elif isinstance(objs[0], models.VolumeGroup):
+            self._present_groups(objs, wires)
+        return wires
+
+    def _present_groups(self, groups, wires):
+        refs = [models.Ref.to(vg) for vg in groups]
+        members = self.records.children_of(models.Volume, 'volume_group',
+                                           refs)
+        written = self.engine.layers_written(v.layer for v in members)
+        snapshots = self.store.count_in('snapshots', 'volume_group.ref',
+                                        [r.path for r in refs])
+        by_group = collections.defaultdict(list)
+        for vol in members:
+            by_group[vol.volume_group].append(vol)
+        for ref, wire in zip(refs, wires):
+            mine = by_group[ref]
+            wire['volumes_count'] = len(mine)
+            wire['volumes_provisioned_capacity'] = sum(v.size for v in mine)
+            wire['logical_capacity'] = sum(
+                written.get(v.layer, 0) for v in mine) // 1024
+            wire['snapshots_count'] = snapshots[ref.path]
+
+    def list(self, resource, q):
+        """(total, page) of the objects of ``resource`` that ``q`` (a
+        ``core.query`` query) asks for; filtered, ordered and paged by
+        the store, except on fields computed when presented.
+        """
+        model = schema.model(resource)
         if resource in system_mod.COMPUTED:
-            return self.system.computed(resource)
-        if where is not None:
-            found = self.store.find(resource, *where)
-        else:
-            found = self.store.all(resource)
-        return [self.present(resource, o) for o in found]
+            return query_mod.over(
+                [o.to_wire() for o in self.system.computed(resource)], q)
+        late = [c for c in q.conditions if _on_derived(model, c.path)]
+        if not late and not (q.sort and _on_derived(model, q.sort.path)):
+            total, found = self.records.select(model, q)
+            return total, self.present(found)
+        # Rare: every object the stored fields let through is presented,
+        # then filtered, ordered and paged in memory.
+        _total, found = self.records.select(model, query_mod.query(
+            c for c in q.conditions if c not in late))
+        return query_mod.over(self.present(found), q._replace(
+            conditions=tuple(late)))
 
     def get(self, resource, obj_id):
         if resource in system_mod.COMPUTED:
-            obj = next((o for o in self.system.computed(resource)
-                        if o['id'] == obj_id), None)
+            found = [o.to_wire() for o in self.system.computed(resource)
+                     if o.id == obj_id]
         else:
-            obj = self.store.get(resource, obj_id)
-            obj = obj and self.present(resource, obj)
-        if obj is None:
+            obj = self.records.get(resource, obj_id)
+            found = self.present([obj]) if obj else []
+        if not found:
             raise errors.NotFound('%s %d does not exist' % (resource,
                                                             obj_id))
-        return obj
+        return found[0]
 
     # -- writes --------------------------------------------------------------
     def _ops(self, resource, action):
@@ -119,7 +149,7 @@ class K2Backend(object):
         fields.check_fields(self._writable, resource, body, 'create')
         with self.store.transaction():
             obj = ops.create(body)
-        return self.present(resource, obj)
+        return self.present([obj])[0]
 
     def update(self, resource, obj_id, body):
         ops = self._ops(resource, 'update')
@@ -129,7 +159,7 @@ class K2Backend(object):
                 obj = ops.update(self.records.existing(resource, obj_id), body)
         else:
             obj = ops.update(self.records.existing(resource, obj_id), body)
-        return self.present(resource, obj)
+        return self.present([obj])[0]
 
     def delete(self, resource, obj_id):
         ops = self._ops(resource, 'delete')
@@ -137,4 +167,4 @@ class K2Backend(object):
             obj = self.records.existing(resource, obj_id)
             if ops.delete is not None:
                 ops.delete(obj)
-            self.store.delete(resource, obj_id)
+            self.records.delete(obj)

@@ -23,58 +23,58 @@ import hashlib
 import time
 
 from reference_array.core import devices
-from reference_array.k2 import refs
+from reference_array.k2 import models
 
 
 class LUN(devices.Device):
     """A mapped volume or volsnap; I/O always finds its current layer."""
 
-    def __init__(self, store, engine, resource, obj, system_id, read_only):
-        self.resource = resource
-        self.obj_id = obj['id']
-        size_kib = obj['size'] if resource == 'volumes' else obj['_size']
-        serial = obj['scsi_sn']
+    def __init__(self, records, engine, obj, system_id, read_only):
+        self.records = records
+        self.ref = models.Ref.to(obj)
+        serial = obj.scsi_sn
         digest = hashlib.sha256(('%s/%s' % (system_id, serial)).encode())
         # NAA 6 (registered extended) designator, stable per object.
         naa = bytes([0x60 | (digest.digest()[0] & 0x0f)]) + \
             digest.digest()[1:16]
-        super().__init__(store, engine, devices.blocks_of(size_kib), serial,
-                         naa, read_only)
+        super().__init__(records.store, engine, devices.blocks_of(obj.size),
+                         serial, naa, read_only)
 
     def _layer(self):
-        obj = self.store.get(self.resource, self.obj_id)
+        obj = self.records.resolve(self.ref)
         if obj is None:
             raise self.gone()
         # An exposed view's writes go to its own layer.
-        return obj.get('_view') or obj['_layer']
+        return getattr(obj, 'view', None) or obj.layer
 
     def _count(self, direction, nbytes, started):
-        if self.resource == 'volumes':
-            self.engine.count_volume(self.obj_id, direction, nbytes,
+        if self.ref.kind == models.Volume.KIND:
+            self.engine.count_volume(self.ref.id, direction, nbytes,
                                      time.monotonic() - started)
 
 
 class K2Exporter(devices.Exporter):
 
-    def __init__(self, store, engine, system_id):
-        self.store = store
+    def __init__(self, records, engine, system_id):
+        self.records = records
+        self.store = records.store
         self.engine = engine
         self.system_id = system_id
 
     def _host_of(self, initiator):
-        port = self.store.first('host_iqns', 'iqn', initiator)
-        return port['host']['ref'] if port else None
+        port = self.records.by(models.HostIqn, 'iqn', initiator)
+        return port.host if port else None
 
-    def _read_only(self, resource, obj):
+    def _read_only(self, obj):
         """Volsnaps are read-only unless their snapshot is an exposed
         view.
         """
-        if obj.get('read_only'):
+        if getattr(obj, 'read_only', False):
             return True
-        if resource != 'volsnaps':
+        if not isinstance(obj, models.Volsnap):
             return False
-        snap = self.store.get('snapshots', refs.id_of(obj['snapshot']))
-        return not (snap and snap.get('is_exposable'))
+        snap = self.records.resolve(obj.snapshot)
+        return not (snap and snap.is_exposable)
 
     def luns_for(self, initiator):
         host_ref = self._host_of(initiator)
@@ -82,24 +82,22 @@ class K2Exporter(devices.Exporter):
             return {}
         luns = {}
         with self.store.lock:
-            for mapping in self.store.find('mappings', 'host.ref', host_ref):
-                resource, obj_id = refs.parse(mapping['volume'])
-                obj = self.store.get(resource, obj_id)
+            for mapping in self.records.children(models.Mapping, 'host',
+                                                 host_ref):
+                obj = self.records.resolve(mapping.volume)
                 if obj is not None:
-                    luns[mapping['lun']] = LUN(
-                        self.store, self.engine, resource, obj,
-                        self.system_id, self._read_only(resource, obj))
+                    luns[mapping.lun] = LUN(
+                        self.records, self.engine, obj, self.system_id,
+                        self._read_only(obj))
         return luns
 
     def chap_for(self, initiator):
         host_ref = self._host_of(initiator)
         if host_ref is None:
             return None
-        host = self.store.get('hosts', refs.id_of({'ref': host_ref}))
-        ref = (host or {}).get('host_auth_profile')
-        if not ref:
-            return None
-        profile = self.store.get('host_auth_profiles', refs.id_of(ref))
+        host = self.records.resolve(host_ref)
+        ref = host.host_auth_profile if host else None
+        profile = self.records.resolve(ref) if ref else None
         if not profile:
             return None
-        return profile['username'], profile['_secret']
+        return profile.username, profile.secret

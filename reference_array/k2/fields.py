@@ -39,9 +39,10 @@ def check_fields(writable, resource, body, action):
             action, resource, ', '.join(unknown)))
 
 
-def public(obj):
-    """The object without its internal (``_``) fields."""
-    return {k: v for k, v in obj.items() if not k.startswith('_')}
+def text(body, field, default=''):
+    """A free-text field (a description): absent or null is ``default``."""
+    value = body.get(field)
+    return default if value is None else str(value)
 
 
 def boolean(body, field, default=None):

@@ -18,8 +18,12 @@ import re
 
 from reference_array.k2 import backend
 from reference_array.k2 import fields
-from reference_array.k2 import refs
+from reference_array.k2 import models
 from reference_array.k2 import volumes
+
+Ref = models.Ref
+Host, HostAuthProfile = models.Host, models.HostAuthProfile
+Mapping = models.Mapping
 
 CHAP_SECRET_LENGTH = (12, 16)   # what iSCSI initiators accept
 HOST_TYPES = ('Linux', 'Windows', 'ESX', 'AIX', 'Solaris', 'HPUX', 'Other')
@@ -71,116 +75,121 @@ class Hosts(object):
     # -- hosts ---------------------------------------------------------------
     def create_host(self, body):
         name = fields.name('hosts', body)
-        self.records.unique('hosts', 'name', name)
-        host = {'name': name, 'type': self._type(body.get('type', 'Linux')),
-                'host_group': None,
-                'description': body.get('description', ''),
-                'host_auth_profile': None}
+        self.records.unique(Host, 'name', name)
+        host = Host(name=name, type=self._type(body.get('type', 'Linux')),
+                    description=fields.text(body, 'description'))
         if body.get('host_auth_profile') is not None:
-            host['host_auth_profile'] = self._profile_ref(body)
-        return self.records.new('hosts', host)
+            host.host_auth_profile = self._profile_ref(body)
+        return self.records.new(host)
 
     def _profile_ref(self, body):
-        _res, profile = self.records.deref(body, 'host_auth_profile',
-                                           ('host_auth_profiles',))
-        return refs.ref('host_auth_profiles', profile['id'])
+        return Ref.to(self.records.deref(body, 'host_auth_profile',
+                                         (HostAuthProfile,)))
 
     def update_host(self, host, body):
         if 'name' in body:
-            host['name'] = fields.name('hosts', body)
-            self.records.unique('hosts', 'name', host['name'], host['id'])
+            host.name = fields.name('hosts', body)
+            self.records.unique(Host, 'name', host.name, host.id)
         if 'type' in body:
-            host['type'] = self._type(body['type'])
+            host.type = self._type(body['type'])
         if 'host_auth_profile' in body:
-            host['host_auth_profile'] = (
+            host.host_auth_profile = (
                 None if body['host_auth_profile'] is None
                 else self._profile_ref(body))
         if 'description' in body:
-            host['description'] = str(body['description'])
-        return self.records.put('hosts', host)
+            host.description = str(body['description'])
+        return self.records.put(host)
 
     def delete_host(self, host):
-        ref = refs.path('hosts', host['id'])
-        if self.records.has_children('mappings', 'host', ref):
-            raise bad('host %s still has mappings' % host['name'])
-        for kind in ('host_iqns', 'host_fc_ports'):
+        ref = Ref.to(host)
+        if self.records.has_children(Mapping, 'host', ref):
+            raise bad('host %s still has mappings' % host.name)
+        for kind in (models.HostIqn, models.HostFcPort):
             for port in self.records.children(kind, 'host', ref):
-                self.records.delete(kind, port['id'])
+                self.records.delete(port)
 
     # -- CHAP profiles -------------------------------------------------------
     @staticmethod
     def _chap(body, profile):
-        user = body.get('username', profile.get('username'))
-        secret = body.get('secret', profile.get('_secret'))
+        user = body.get('username', profile.username)
+        secret = body.get('secret', profile.secret)
         if not isinstance(user, str) or not user or len(user) > 255:
             raise bad('username must be a string of 1 to 255 characters')
         low, high = CHAP_SECRET_LENGTH
         if not isinstance(secret, str) or not low <= len(secret) <= high:
             raise bad('secret must be %d to %d characters long' % (
                 low, high))
-        profile['username'], profile['_secret'] = user, secret
+        profile.username, profile.secret = user, secret
 
     def create_profile(self, body):
         name = fields.name('host_auth_profiles', body)
-        self.records.unique('host_auth_profiles', 'name', name)
+        self.records.unique(HostAuthProfile, 'name', name)
         if body.get('auth_type', 'CHAP') != 'CHAP':
             raise bad('auth_type %r is not supported (CHAP only)' % (
                 body.get('auth_type'),))
-        profile = {'name': name, 'auth_type': 'CHAP'}
+        profile = HostAuthProfile(name=name)
         self._chap(body, profile)
-        return self.records.new('host_auth_profiles', profile)
+        return self.records.new(profile)
 
     def update_profile(self, profile, body):
         self._chap(body, profile)
-        return self.records.put('host_auth_profiles', profile)
+        return self.records.put(profile)
 
     def delete_profile(self, profile):
-        ref = refs.path('host_auth_profiles', profile['id'])
-        if self.records.has_children('hosts', 'host_auth_profile', ref):
+        if self.records.has_children(Host, 'host_auth_profile',
+                                     Ref.to(profile)):
             raise bad('host auth profile %s is used by a host' %
-                      profile['name'])
+                      profile.name)
 
     # -- ports ---------------------------------------------------------------
-    def _port(self, resource, field, value, body):
-        self.records.unique(resource, field, value)
-        _res, host = self.records.deref(body, 'host', ('hosts',))
-        return self.records.new(resource, {
-            field: value, 'host': refs.ref('hosts', host['id'])})
+    def _port(self, kind, field, value, body):
+        self.records.unique(kind, field, value)
+        host = self.records.deref(body, 'host', (Host,))
+        return self.records.new(kind(**{field: value,
+                                        'host': Ref.to(host)}))
 
     def create_iqn(self, body):
         iqn = body.get('iqn')
         if not isinstance(iqn, str) or not IQN_RE.match(iqn):
             raise bad('iqn %r is not an iSCSI qualified name' % (iqn,))
-        return self._port('host_iqns', 'iqn', iqn, body)
+        return self._port(models.HostIqn, 'iqn', iqn, body)
 
     def create_fc_port(self, body):
         pwwn = body.get('pwwn')
         if not isinstance(pwwn, str) or not WWN_RE.match(pwwn):
             raise bad('pwwn %r is not a WWN like 10:00:00:00:c9:00:00:01' %
                       (pwwn,))
-        return self._port('host_fc_ports', 'pwwn', pwwn.lower(), body)
+        return self._port(models.HostFcPort, 'pwwn', pwwn.lower(), body)
 
     # -- mappings ------------------------------------------------------------
     def create_mapping(self, body):
         """Map a volume or volsnap; a view (``/snapshots/N`` with
         ``is_exposable``) maps each of its volsnaps, as K2 does.
         """
-        res, target = self.records.deref(body, 'volume', (
-            'volumes', 'volsnaps', 'snapshots'))
-        if res == 'snapshots':
-            if not target.get('is_exposable'):
+        target = self.records.deref(body, 'volume', (
+            models.Volume, models.Volsnap, models.Snapshot))
+        if isinstance(target, models.Snapshot):
+            if not target.is_exposable:
                 raise bad('snapshot %s is not a view (is_exposable is '
-                          'false); only views can be mapped' %
-                          target['name'])
-            targets = [('volsnaps', vs) for vs in self.records.children(
-                'volsnaps', 'snapshot', refs.path('snapshots',
-                                                  target['id']))]
+                          'false); only views can be mapped' % target.name)
+            targets = self.records.children(models.Volsnap, 'snapshot',
+                                            Ref.to(target))
+            if not targets:
+                raise bad('%s has no volumes to map' % Ref.to(target).path)
         else:
-            targets = [(res, target)]
-        _hres, host = self.records.deref(body, 'host', ('hosts',))
-        host_ref = refs.path('hosts', host['id'])
-        mapped = self.records.children('mappings', 'host', host_ref)
-        used = {m['lun'] for m in mapped}
+            targets = [target]
+        host = self.records.deref(body, 'host', (Host,))
+        host_ref = Ref.to(host)
+        for obj in targets:
+            volumes.not_builtin(obj)
+        refs = [Ref.to(obj) for obj in targets]
+        for m in self.records.children_of(Mapping, 'volume', refs):
+            if m.host == host_ref:
+                raise bad('%s is already mapped to host %s (LUN %d)' % (
+                    m.volume.path, host.name, m.lun))
+        # The host's LUN numbers only: no mapping is decoded.
+        used = set(self.records.store.pluck(Mapping.KIND, 'host.ref',
+                                            host_ref.path, '$.lun'))
         if 'lun' in body:
             if len(targets) != 1:
                 raise bad('lun is given but %s has %d volumes' % (
@@ -188,24 +197,14 @@ class Hosts(object):
             lun = fields.integer(body, 'lun', minimum=1, maximum=MAX_LUN)
             if lun in used:
                 raise bad('LUN %d is already used on host %s' % (
-                    lun, host['name']))
+                    lun, host.name))
             luns = [lun]
         else:
             luns = [n for n in range(1, MAX_LUN + 1)
                     if n not in used][:len(targets)]
             if len(luns) < len(targets):
-                raise bad('host %s has no free LUN' % host['name'])
-        created = []
-        for (res, obj), lun in zip(targets, luns):
-            volumes.not_builtin(obj)
-            target_ref = refs.path(res, obj['id'])
-            for m in mapped:
-                if m['volume']['ref'] == target_ref:
-                    raise bad('%s is already mapped to host %s (LUN %d)' % (
-                        target_ref, host['name'], m['lun']))
-            created.append(self.records.new('mappings', {
-                'volume': {'ref': target_ref}, 'host': {'ref': host_ref},
-                'lun': lun, 'unique_target': False}))
-        if not created:
-            raise bad('%s has no volumes to map' % body['volume']['ref'])
+                raise bad('host %s has no free LUN' % host.name)
+        created = [self.records.new(Mapping(volume=ref, host=host_ref,
+                                            lun=lun))
+                   for ref, lun in zip(refs, luns)]
         return created[0]

@@ -12,15 +12,25 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""K2 objects as rows of the store: found by key, never by a scan."""
+"""K2 objects as typed rows of the store: found by key, never by a scan.
 
-import re
+Every method takes a model class (``models``) or a resource name, and
+returns models; references may be given as ``Ref``s or paths.
+"""
 
 from reference_array.core import errors
 from reference_array.k2 import fields
-from reference_array.k2 import refs
+from reference_array.k2 import models
 
-_REF = re.compile(r'^/(.+)/(\d+)$')
+Ref = models.Ref
+
+
+def model_of(kind):
+    return kind if isinstance(kind, type) else models.BY_KIND[kind]
+
+
+def _path(ref):
+    return ref.path if isinstance(ref, Ref) else ref
 
 
 class Records(object):
@@ -28,62 +38,90 @@ class Records(object):
     def __init__(self, store):
         self.store = store
 
-    def get(self, resource, obj_id):
-        return self.store.get(resource, obj_id)
+    def _decode(self, kind, rows):
+        cls = model_of(kind)
+        return [cls.from_row(row) for row in rows]
 
-    def existing(self, resource, obj_id):
-        obj = self.store.get(resource, obj_id)
+    def get(self, kind, obj_id):
+        row = self.store.get(model_of(kind).KIND, obj_id)
+        return None if row is None else model_of(kind).from_row(row)
+
+    def existing(self, kind, obj_id):
+        obj = self.get(kind, obj_id)
         if obj is None:
-            raise errors.NotFound('%s %d does not exist' % (resource,
-                                                            obj_id))
+            raise errors.NotFound('%s %d does not exist' % (
+                model_of(kind).KIND, obj_id))
         return obj
 
-    def by(self, resource, field, value):
+    def all(self, kind):
+        return self._decode(kind, self.store.all(model_of(kind).KIND))
+
+    def by(self, kind, field, value):
         """The first object whose ``field`` is ``value``, or None."""
-        return self.store.first(resource, field, value)
+        row = self.store.first(model_of(kind).KIND, field, value)
+        return None if row is None else model_of(kind).from_row(row)
 
-    def children(self, resource, field, ref):
-        """Objects of ``resource`` whose reference ``field`` is ``ref``."""
-        return self.store.find(resource, field + '.ref', ref)
+    def children(self, kind, field, ref):
+        """Objects of ``kind`` whose reference ``field`` is ``ref``."""
+        return self._decode(kind, self.store.find(
+            model_of(kind).KIND, field + '.ref', _path(ref)))
 
-    def has_children(self, resource, field, ref):
-        return self.store.count(resource, field + '.ref', ref) > 0
+    def children_of(self, kind, field, refs):
+        """Objects of ``kind`` whose reference ``field`` is any of
+        ``refs`` (one query, whatever their number).
+        """
+        return self._decode(kind, self.store.find_in(
+            model_of(kind).KIND, field + '.ref', [_path(r) for r in refs]))
 
-    def unique(self, resource, field, value, skip_id=None):
-        for obj in self.store.find(resource, field, value):
-            if obj['id'] != skip_id:
+    def has_children(self, kind, field, ref):
+        return self.store.count(model_of(kind).KIND, field + '.ref',
+                                _path(ref)) > 0
+
+    def unique(self, kind, field, value, skip_id=None):
+        for row in self.store.find(model_of(kind).KIND, field, value):
+            if row['id'] != skip_id:
                 raise fields.bad('%s %s=%r already exists (id %d)' % (
-                    resource, field, value, obj['id']))
+                    model_of(kind).KIND, field, value, row['id']))
 
-    def deref(self, body, field, resources):
-        """(resource, object) a reference field of ``body`` points at."""
+    def deref(self, body, field, kinds):
+        """The object a reference field of ``body`` points at, of one of
+        the model classes ``kinds``.
+        """
         value = body.get(field)
-        if not isinstance(value, dict) or not isinstance(
-                value.get('ref'), str):
+        ref = Ref.parse(value.get('ref')) if isinstance(value, dict) \
+            else None
+        if ref is None:
             raise fields.bad('%s must be a reference {"ref": '
                              '"/<resource>/<id>"}, not %r' % (field, value))
-        match = _REF.match(value['ref'])
-        if not match or match.group(1) not in resources:
+        names = [k.KIND for k in kinds]
+        if ref.kind not in names:
             raise fields.bad('%s must refer to %s, not %s' % (
-                field, ' or '.join(resources), value['ref']))
-        obj_id = refs.number(match.group(2))
-        obj = obj_id and self.store.get(match.group(1), obj_id)
+                field, ' or '.join(names), ref.path))
+        obj = self.get(ref.kind, ref.id)
         if obj is None:
-            raise fields.bad('%s %s does not exist' % (field, value['ref']))
-        return match.group(1), obj
-
-    def put(self, resource, obj):
-        self.store.put(resource, obj['id'], obj)
+            raise fields.bad('%s %s does not exist' % (field, ref.path))
         return obj
 
-    def new(self, resource, obj):
+    def resolve(self, ref):
+        """The object a ``Ref`` points at, or None."""
+        return self.get(ref.kind, ref.id)
+
+    def select(self, kind, q):
+        """(total, page of objects) of a ``core.query`` query."""
+        total, rows = self.store.select(model_of(kind).KIND, q)
+        return total, self._decode(kind, rows)
+
+    def put(self, obj):
+        self.store.put(obj.KIND, obj.id, obj.to_row(), keys=obj.keys())
+        return obj
+
+    def next_id(self, kind):
+        return self.store.next_id(model_of(kind).KIND)
+
+    def new(self, obj):
         """Store a new object under the next id of its kind."""
-        obj['id'] = self.store.next_id(resource)
-        return self.put(resource, obj)
+        obj.id = self.store.next_id(obj.KIND)
+        return self.put(obj)
 
-    def delete(self, resource, obj_id):
-        self.store.delete(resource, obj_id)
-
-    @staticmethod
-    def ref(resource, obj):
-        return refs.to(resource, obj)
+    def delete(self, obj):
+        self.store.delete(obj.KIND, obj.id)

@@ -23,7 +23,7 @@ import logging
 
 from reference_array.k2 import backend
 from reference_array.k2 import fields
-from reference_array.k2 import refs
+from reference_array.k2 import models
 from reference_array.k2.replication import peer as peer_mod
 from reference_array.k2.replication import sessions as sessions_mod
 
@@ -35,6 +35,7 @@ STATES = sessions_mod.STATES
 MIN_RPO = sessions_mod.MIN_RPO
 PeerError = peer_mod.PeerError
 bad = fields.bad
+Ref = models.Ref
 
 WRITABLE = {
     PEERS: {'create': ('name', 'mgmt_host', 'url', 'username', 'password',
@@ -104,74 +105,68 @@ class ReplicationObjects(object):
         with self.store.transaction():
             self.records.unique(PEERS, 'name', name)
             self.records.unique(PEERS, 'mgmt_host', host)
-            peer = {'id': self.store.next_id(PEERS), 'name': name,
-                    'mgmt_host': host, 'state': 'disconnected',
-                    'system_id': None, 'verify_tls': verify, '_url': url,
-                    '_username': body['username'],
-                    '_password': body['password']}
+            peer = models.Peer(
+                id=self.records.next_id(PEERS), name=name, mgmt_host=host,
+                verify_tls=verify, url=url, username=body['username'],
+                password=body['password'])
             if ca_pem:
                 with open(self.peers.ca_path(peer), 'w') as f:
                     f.write(ca_pem)
             if check:
                 try:
-                    peer['system_id'] = self.peers.client(peer).system_id()
+                    peer.system_id = self.peers.client(peer).system_id()
                 except PeerError as e:
                     raise bad(str(e))
-                peer['state'] = 'connected'
-                if peer['system_id'] == self.system_id:
+                peer.state = 'connected'
+                if peer.system_id == self.system_id:
                     raise bad('%s is this array itself' % host)
-            self.store.put(PEERS, peer['id'], peer)
+            self.records.put(peer)
         return peer
 
     def peer_by_host(self, host):
         return self.records.by(PEERS, 'mgmt_host', host)
 
     def update_peer(self, peer, body):
-        for key in ('username', 'password'):
-            if key in body:
-                peer['_' + key] = str(body[key])
+        if 'username' in body:
+            peer.username = str(body['username'])
+        if 'password' in body:
+            peer.password = str(body['password'])
         if 'verify_tls' in body:
-            peer['verify_tls'] = fields.boolean(body, 'verify_tls')
+            peer.verify_tls = fields.boolean(body, 'verify_tls')
         if body.get('ca_cert'):
             with open(self.peers.ca_path(peer), 'w') as f:
                 f.write(body['ca_cert'])
-        self.store.put(PEERS, peer['id'], peer)
-        return peer
+        return self.records.put(peer)
 
     def delete_peer(self, peer):
         if self.records.has_children(SESSIONS, 'replication_peer_k2array',
-                                     refs.path(PEERS, peer['id'])):
-            raise bad('peer %s still has sessions' % peer['name'])
+                                     Ref.to(peer)):
+            raise bad('peer %s still has sessions' % peer.name)
 
     # -- sessions ------------------------------------------------------------
     def create_session(self, body):
         name = fields.name('volume_groups', body)
         self.records.unique(SESSIONS, 'name', name)
-        _r, peer = self.records.deref(body, 'replication_peer_k2array',
-                                      (PEERS,))
-        _r, vg = self.records.deref(body, 'local_volume_group',
-                                    ('volume_groups',))
+        peer = self.records.deref(body, 'replication_peer_k2array',
+                                  (models.Peer,))
+        vg = self.records.deref(body, 'local_volume_group',
+                                (models.VolumeGroup,))
         remote_vg = fields.name(
             'volume_groups', body, 'replication_peer_volume_group_name')
         remote_session = fields.name(
             'volume_groups', body, 'remote_replication_session_name')
         rpo = fields.integer(body, 'rpo', minimum=MIN_RPO) \
             if 'rpo' in body else 300
-        if vg.get('replication_session'):
-            raise bad('volume group %s is already replicated' % vg['name'])
-        session = self.records.new(SESSIONS, {
-            'name': name, 'state': 'idle', 'current_role': 'source',
-            'replication_peer_k2array': refs.to(PEERS, peer),
-            'local_volume_group': refs.to('volume_groups', vg),
-            'replication_peer_volume_group_name': remote_vg,
-            'remote_replication_session_name': remote_session,
-            'rpo': rpo, 'generation_number': 0,
-            'current_snapshot_progress': 100, 'current_snapshot_id': None,
-            'state_reason': '', 'last_sync_time': None,
-            'description': str(body.get('description', '')),
-            '_consistent': {}})
-        vg['replication_session'] = refs.to(SESSIONS, session)
-        self.store.put('volume_groups', vg['id'], vg)
+        if vg.replication_session:
+            raise bad('volume group %s is already replicated' % vg.name)
+        session = self.records.new(models.Session(
+            name=name, replication_peer_k2array=Ref.to(peer),
+            local_volume_group=Ref.to(vg),
+            replication_peer_volume_group_name=remote_vg,
+            remote_replication_session_name=remote_session, rpo=rpo,
+            description=fields.text(body, 'description')))
+        vg.replication_session = Ref.to(session)
+        self.records.put(vg)
         return session
 
     def update_session(self, session, body):
@@ -179,9 +174,9 @@ class ReplicationObjects(object):
             raise bad('state %r is not one of %s' % (body['state'],
                                                      ', '.join(STATES)))
         if 'rpo' in body:
-            session['rpo'] = fields.integer(body, 'rpo', minimum=MIN_RPO)
+            session.rpo = fields.integer(body, 'rpo', minimum=MIN_RPO)
         if 'description' in body:
-            session['description'] = str(body['description'])
+            session.description = str(body['description'])
         self.sessions.put(session)
         if 'state' in body:
             session = self._change_state(session, body['state'])
@@ -191,34 +186,32 @@ class ReplicationObjects(object):
         self.sessions.rollback(session)
         for pv in self.sessions.members(session):
             self.sessions.release_base(pv)
-            self.store.delete(PEER_VOLUMES, pv['id'])
+            self.records.delete(pv)
         vg = self.sessions.group_of(session)
         if vg is not None:
-            vg['replication_session'] = None
-            self.store.put('volume_groups', vg['id'], vg)
+            vg.replication_session = None
+            self.records.put(vg)
             self.sessions.set_read_only(session, False)
-        self.shipper.forget(session['name'])
+        self.shipper.forget(session.name)
 
     # -- peer volumes --------------------------------------------------------
     def create_peer_volume(self, body):
         name = fields.name('volumes', body)
-        _r, vol = self.records.deref(body, 'local_volume', ('volumes',))
-        _r, session = self.records.deref(body, 'replication_session',
-                                         (SESSIONS,))
-        if vol['volume_group'] != session['local_volume_group']:
+        vol = self.records.deref(body, 'local_volume', (models.Volume,))
+        session = self.records.deref(body, 'replication_session',
+                                     (models.Session,))
+        if vol.volume_group != session.local_volume_group:
             raise bad('volume %s is not in the volume group of session %s'
-                      % (vol['name'], session['name']))
+                      % (vol.name, session.name))
         for pv in self.sessions.members(session):
-            if pv['name'] == name or pv['local_volume']['ref'] == \
-                    refs.path('volumes', vol['id']):
+            if pv.name == name or pv.local_volume == Ref.to(vol):
                 raise bad('session %s already replicates %s' % (
-                    session['name'], name))
-        pv = self.records.new(PEER_VOLUMES, {
-            'name': name, 'local_volume': refs.to('volumes', vol),
-            'replication_session': refs.to(SESSIONS, session),
-            '_base': None})
-        if session['state'] == 'in_sync':
-            self.shipper.request_sync(session['name'])
+                    session.name, name))
+        pv = self.records.new(models.PeerVolume(
+            name=name, local_volume=Ref.to(vol),
+            replication_session=Ref.to(session)))
+        if session.state == 'in_sync':
+            self.shipper.request_sync(session.name)
         return pv
 
     def delete_peer_volume(self, pv):
@@ -226,40 +219,40 @@ class ReplicationObjects(object):
 
     # -- state changes -------------------------------------------------------
     def _change_state(self, session, state):
-        with self.sessions.lock(session['name']):
-            session = self.sessions.get(session['id'])
-            role = session['current_role']
+        with self.sessions.lock(session.name):
+            session = self.sessions.get(session.id)
+            role = session.current_role
             if state == 'failed_over':
                 if role != 'target':
                     raise bad('session %s is the source; fail over on the '
-                              'target array' % session['name'])
+                              'target array' % session.name)
                 with self.store.transaction():
                     self.sessions.rollback(session)
                     self.sessions.set_read_only(session, False)
-                    session['state'] = 'failed_over'
+                    session.state = 'failed_over'
                     self.sessions.put(session)
                 self._tell_peer(session, 'suspended')
                 return session
             if role == 'target':
-                if state != 'in_sync' or session['state'] != 'failed_over':
+                if state != 'in_sync' or session.state != 'failed_over':
                     raise bad('session %s is a replication target; change '
                               'its state on the source array' %
-                              session['name'])
+                              session.name)
                 return self._reverse(session)
             if state == 'in_sync':
-                if session['state'] == 'in_sync':
+                if session.state == 'in_sync':
                     # Already replicating: ship a new image now.
-                    self.shipper.request_sync(session['name'])
+                    self.shipper.request_sync(session.name)
                     return session
                 self._attach_peer(session)
-                session = self.sessions.get(session['id'])
-                session['state'], session['state_reason'] = 'in_sync', ''
+                session = self.sessions.get(session.id)
+                session.state, session.state_reason = 'in_sync', ''
                 self.sessions.put(session)
-                self.shipper.request_sync(session['name'])
+                self.shipper.request_sync(session.name)
                 return session
-            session['state'] = state
+            session.state = state
             self.sessions.put(session)
-            self.shipper.forget(session['name'])
+            self.shipper.forget(session.name)
             self._tell_peer(session, state)
             return session
 
@@ -268,30 +261,30 @@ class ReplicationObjects(object):
         peer = self.sessions.peer_of(session)
         try:
             self.peers.client(peer).call('state', {
-                'session': session['remote_replication_session_name'],
+                'session': session.remote_replication_session_name,
                 'state': state})
         except PeerError as e:
             LOG.warning('session %s: could not tell the peer about %s: %s',
-                        session['name'], state, e)
+                        session.name, state, e)
 
     def _attach_peer(self, session):
         """Create or adopt the remote group, volumes and session."""
         vg = self.sessions.group_of(session)
         volumes = []
         for pv in self.sessions.members(session):
-            vol = self.store.get('volumes', refs.id_of(pv['local_volume']))
-            volumes.append({'name': pv['name'], 'source_name': vol['name'],
-                            'size': vol['size']})
+            vol = self.records.resolve(pv.local_volume)
+            volumes.append({'name': pv.name, 'source_name': vol.name,
+                            'size': vol.size})
         try:
             self.peers.client(self.sessions.peer_of(session)).call(
                 'attach', {
                     'system_id': self.system_id,
-                    'session': session['remote_replication_session_name'],
-                    'source_session': session['name'],
+                    'session': session.remote_replication_session_name,
+                    'source_session': session.name,
                     'volume_group':
-                        session['replication_peer_volume_group_name'],
-                    'source_volume_group': vg['name'],
-                    'is_dedup': vg['is_dedup'], 'rpo': session['rpo'],
+                        session.replication_peer_volume_group_name,
+                    'source_volume_group': vg.name,
+                    'is_dedup': vg.is_dedup, 'rpo': session.rpo,
                     'volumes': volumes})
         except PeerError as e:
             raise bad(str(e))
@@ -299,20 +292,20 @@ class ReplicationObjects(object):
     def _reverse(self, session):
         """in_sync on a failed-over target: this side becomes the source."""
         with self.store.transaction():
-            session['current_role'] = 'source'
+            session.current_role = 'source'
             self.sessions.put(session)
             for pv in self.sessions.members(session):
                 self.sessions.release_base(pv)
-                self.store.put(PEER_VOLUMES, pv['id'], pv)
+                self.records.put(pv)
         try:
             self._attach_peer(session)
         except Exception:
             with self.store.transaction():
-                session['current_role'] = 'target'
+                session.current_role = 'target'
                 self.sessions.put(session)
             raise
-        session = self.sessions.get(session['id'])
-        session['state'], session['state_reason'] = 'in_sync', ''
+        session = self.sessions.get(session.id)
+        session.state, session.state_reason = 'in_sync', ''
         self.sessions.put(session)
-        self.shipper.request_sync(session['name'])
+        self.shipper.request_sync(session.name)
         return session

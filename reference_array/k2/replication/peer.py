@@ -31,12 +31,10 @@ import requests
 
 from reference_array.core import errors
 from reference_array.k2 import fields
-from reference_array.k2 import refs
+from reference_array.k2 import models
 from reference_array.k2.replication import sessions as sessions_mod
 
-PEERS = sessions_mod.PEERS
-SESSIONS = sessions_mod.SESSIONS
-PEER_VOLUMES = sessions_mod.PEER_VOLUMES
+Ref = models.Ref
 PEER_TIMEOUT = (5.0, 120.0)
 
 
@@ -48,9 +46,9 @@ class PeerClient(object):
     """Calls from this array to a paired one."""
 
     def __init__(self, peer, ca_path):
-        self.url = peer['_url'].rstrip('/')
-        self.auth = (peer['_username'], peer['_password'])
-        self.verify = ca_path if peer.get('verify_tls', True) else False
+        self.url = peer.url.rstrip('/')
+        self.auth = (peer.username, peer.password)
+        self.verify = ca_path if peer.verify_tls else False
 
     def _request(self, method, path, body=None):
         try:
@@ -83,27 +81,27 @@ class PeerClient(object):
 class Peers(object):
     """The paired arrays: their clients and CA certificates."""
 
-    def __init__(self, store, data_dir):
-        self.store = store
+    def __init__(self, records, data_dir):
+        self.records = records
         self.data_dir = data_dir
 
     def ca_path(self, peer):
-        return os.path.join(self.data_dir, 'peer-%d-ca.pem' % peer['id'])
+        return os.path.join(self.data_dir, 'peer-%d-ca.pem' % peer.id)
 
     def client(self, peer):
         return PeerClient(peer, self.ca_path(peer))
 
     def by_system(self, system_id):
         """The peer with this system id (asking peers not yet reached)."""
-        for peer in self.store.all(PEERS):
-            if peer.get('system_id') is None:
+        for peer in self.records.all(models.Peer):
+            if peer.system_id is None:
                 try:
-                    peer['system_id'] = self.client(peer).system_id()
-                    peer['state'] = 'connected'
-                    self.store.put(PEERS, peer['id'], peer)
+                    peer.system_id = self.client(peer).system_id()
+                    peer.state = 'connected'
+                    self.records.put(peer)
                 except PeerError:
                     continue
-            if peer['system_id'] == system_id:
+            if peer.system_id == system_id:
                 return peer
         raise fields.bad('array %s is not a replication peer of this '
                          'array' % system_id)
@@ -142,141 +140,130 @@ class PeerAPI(object):
     def _following_session(self, body):
         """The target session of a call, refusing one that took over."""
         session = self._target_session(body)
-        if session['current_role'] != 'target' or \
-                session['state'] == 'failed_over':
+        if session.current_role != 'target' or \
+                session.state == 'failed_over':
             raise errors.WrongState('session %s is %s as %s' % (
-                session['name'], session['state'], session['current_role']))
+                session.name, session.state, session.current_role))
         return session
 
     def _ensure_volumes(self, session, vg, volumes):
-        session_ref = refs.to(SESSIONS, session)
+        vg_ref = Ref.to(vg)
         for spec in volumes:
-            vol = self.records.by('volumes', 'name', spec['name'])
+            vol = self.records.by(models.Volume, 'name', spec['name'])
             if vol is None:
                 vol = self.volumes.create_volume({
                     'name': spec['name'], 'size': spec['size'],
-                    'volume_group': refs.to('volume_groups', vg)})
-            elif vol['volume_group'] != refs.to('volume_groups', vg):
+                    'volume_group': vg_ref.to_wire()})
+            elif vol.volume_group != vg_ref:
                 raise fields.bad('volume %s exists outside %s' % (
-                    spec['name'], vg['name']))
-            if vol['size'] < spec['size']:
-                vol['size'] = spec['size']
-            vol['read_only'] = True
-            self.store.put('volumes', vol['id'], vol)
-            known = {pv['local_volume']['ref']
-                     for pv in self.sessions.members(session)}
-            if refs.path('volumes', vol['id']) not in known:
-                self.records.new(PEER_VOLUMES, {
-                    'name': spec['source_name'],
-                    'local_volume': refs.to('volumes', vol),
-                    'replication_session': session_ref, '_base': None})
+                    spec['name'], vg.name))
+            if vol.size < spec['size']:
+                vol.size = spec['size']
+            vol.read_only = True
+            self.records.put(vol)
+            known = {pv.local_volume for pv in self.sessions.members(session)}
+            if Ref.to(vol) not in known:
+                self.records.new(models.PeerVolume(
+                    name=spec['source_name'], local_volume=Ref.to(vol),
+                    replication_session=Ref.to(session)))
 
     def attach(self, body):
         peer = self.peers.by_system(body.get('system_id'))
         with self.store.transaction():
             session = self.sessions.find(body['session'])
-            vg = self.records.by('volume_groups', 'name',
+            vg = self.records.by(models.VolumeGroup, 'name',
                                  body['volume_group'])
             if vg is None:
                 vg = self.volumes.create_volume_group({
                     'name': body['volume_group'], 'quota': 0,
                     'is_dedup': bool(body['is_dedup'])})
-            elif vg['is_dedup'] != bool(body['is_dedup']):
+            elif vg.is_dedup != bool(body['is_dedup']):
                 raise fields.bad('volume group %s exists with is_dedup=%s'
-                                 % (vg['name'], vg['is_dedup']))
+                                 % (vg.name, vg.is_dedup))
             if session is None:
-                if vg.get('replication_session'):
+                if vg.replication_session:
                     raise fields.bad('volume group %s is already '
-                                     'replicated' % vg['name'])
-                session = self.records.new(SESSIONS, {
-                    'name': body['session'], 'current_role': 'target',
-                    'replication_peer_k2array': refs.to(PEERS, peer),
-                    'local_volume_group': refs.to('volume_groups', vg),
-                    'replication_peer_volume_group_name':
-                        body['source_volume_group'],
-                    'remote_replication_session_name':
-                        body['source_session'],
-                    'rpo': body['rpo'], 'generation_number': 0,
-                    'current_snapshot_progress': 100,
-                    'current_snapshot_id': None, 'state_reason': '',
-                    'last_sync_time': None, 'description': '',
-                    '_consistent': {}})
-                vg['replication_session'] = refs.to(SESSIONS, session)
-                self.store.put('volume_groups', vg['id'], vg)
-            elif session['local_volume_group'] != refs.to('volume_groups',
-                                                          vg):
+                                     'replicated' % vg.name)
+                session = self.records.new(models.Session(
+                    name=body['session'], current_role='target',
+                    replication_peer_k2array=Ref.to(peer),
+                    local_volume_group=Ref.to(vg),
+                    replication_peer_volume_group_name=body[
+                        'source_volume_group'],
+                    remote_replication_session_name=body['source_session'],
+                    rpo=body['rpo']))
+                vg.replication_session = Ref.to(session)
+                self.records.put(vg)
+            elif session.local_volume_group != Ref.to(vg):
                 raise fields.bad('session %s replicates another group' %
-                                 session['name'])
+                                 session.name)
             # The other side took over (failback): this side follows now,
             # and what it held gets replaced by a full copy.
             for pv in self.sessions.members(session):
                 self.sessions.release_base(pv)
-                self.store.put(PEER_VOLUMES, pv['id'], pv)
+                self.records.put(pv)
             self.sessions.rollback(session)
-            session.update({'current_role': 'target', 'state': 'in_sync',
-                            'state_reason': ''})
+            session.current_role, session.state = 'target', 'in_sync'
+            session.state_reason = ''
             self.sessions.put(session)
             self._ensure_volumes(session, vg, body['volumes'])
-            self.shipper.forget(session['name'])
-        return {'session': session['id']}
+            self.shipper.forget(session.name)
+        return {'session': session.id}
 
     def begin(self, body):
         with self.store.transaction():
             session = self._following_session(body)
             vg = self.sessions.group_of(session)
             self._ensure_volumes(session, vg, body['volumes'])
-            consistent = session.get('_consistent') or {}
+            consistent = session.consistent
             for vol in self.sessions.volumes(session):
-                if vol['name'] in consistent:
-                    partial = vol['_layer']
-                    vol['_layer'] = self.engine.new_layer(
-                        parent=consistent[vol['name']],
-                        dedup=vol['is_dedup'])
+                if vol.name in consistent:
+                    partial = vol.layer
+                    vol.layer = self.engine.new_layer(
+                        parent=consistent[vol.name], dedup=vol.is_dedup)
                     self.engine.release(partial)
                 else:
-                    consistent[vol['name']] = vol['_layer']
-                    vol['_layer'] = self.engine.freeze(vol['_layer'])
-                self.store.put('volumes', vol['id'], vol)
-            session['_consistent'] = consistent
-            session['current_snapshot_id'] = body['generation']
-            session['current_snapshot_progress'] = 0
+                    consistent[vol.name] = vol.layer
+                    vol.layer = self.engine.freeze(vol.layer)
+                self.records.put(vol)
+            session.current_snapshot_id = body['generation']
+            session.current_snapshot_progress = 0
             self.sessions.put(session)
         return {}
 
     def chunks(self, body):
         with self.store.transaction(durable=False):
             session = self._target_session(body)
-            if session['current_snapshot_id'] is None:
+            if session.current_snapshot_id is None:
                 raise errors.WrongState('session %s has no cycle open' %
-                                        session['name'])
-            vol = self.records.by('volumes', 'name', body.get('volume'))
-            if vol is None or vol['volume_group'] != \
-                    session['local_volume_group']:
+                                        session.name)
+            vol = self.records.by(models.Volume, 'name', body.get('volume'))
+            if vol is None or vol.volume_group != \
+                    session.local_volume_group:
                 raise errors.NotFound('volume %s is not in session %s' % (
-                    body.get('volume'), session['name']))
+                    body.get('volume'), session.name))
             for offset, data in body['chunks']:
                 if data is None:
-                    self.engine.unmap(vol['_layer'], offset,
-                                      self.engine.chunk)
+                    self.engine.unmap(vol.layer, offset, self.engine.chunk)
                 else:
-                    self.engine.write(vol['_layer'], offset,
+                    self.engine.write(vol.layer, offset,
                                       base64.b64decode(data))
         return {}
 
     def commit(self, body):
         with self.store.transaction():
             session = self._target_session(body)
-            if session['current_snapshot_id'] != body['generation']:
+            if session.current_snapshot_id != body['generation']:
                 raise errors.WrongState('session %s: cycle %s is not open'
-                                        % (session['name'],
+                                        % (session.name,
                                            body['generation']))
-            for image in (session.get('_consistent') or {}).values():
+            for image in session.consistent.values():
                 self.engine.release(image)
-            session.update({'_consistent': {},
-                            'generation_number': body['generation'],
-                            'current_snapshot_id': None,
-                            'current_snapshot_progress': 100,
-                            'last_sync_time': int(time.time())})
+            session.consistent = {}
+            session.generation_number = body['generation']
+            session.current_snapshot_id = None
+            session.current_snapshot_progress = 100
+            session.last_sync_time = int(time.time())
             self.sessions.put(session)
         self.engine.flush()
         return {}
@@ -285,9 +272,9 @@ class PeerAPI(object):
         """A cycle with nothing to ship: the image is the current one."""
         with self.store.transaction():
             session = self._following_session(body)
-            if session['current_snapshot_id'] is None:
-                session['generation_number'] = body['generation']
-                session['last_sync_time'] = int(time.time())
+            if session.current_snapshot_id is None:
+                session.generation_number = body['generation']
+                session.last_sync_time = int(time.time())
                 self.sessions.put(session)
         return {}
 
@@ -296,10 +283,10 @@ class PeerAPI(object):
             raise fields.bad('bad state %r' % (body.get('state'),))
         with self.store.transaction():
             session = self._target_session(body)
-            if session['state'] != 'failed_over' or \
-                    session['current_role'] == 'source':
-                session['state'] = body['state']
-                if session['current_role'] == 'source':
-                    self.shipper.forget(session['name'])
+            if session.state != 'failed_over' or \
+                    session.current_role == 'source':
+                session.state = body['state']
+                if session.current_role == 'source':
+                    self.shipper.forget(session.name)
                 self.sessions.put(session)
         return {}

@@ -18,11 +18,11 @@ the rollback of a half-applied cycle)."""
 
 import threading
 
-from reference_array.k2 import refs
+from reference_array.k2 import models
 
-PEERS = 'replication/peer_k2arrays'
-SESSIONS = 'replication/sessions'
-PEER_VOLUMES = 'replication/peer_volumes'
+PEERS = models.Peer.KIND
+SESSIONS = models.Session.KIND
+PEER_VOLUMES = models.PeerVolume.KIND
 STATES = ('idle', 'in_sync', 'suspended', 'failed_over')
 # K2 accepts an RPO of 60 s or a multiple of 300 s; shorter ones are
 # allowed here so tests do not wait.
@@ -44,58 +44,56 @@ class Sessions(object):
             return self._locks.setdefault(name, threading.Lock())
 
     def find(self, name):
-        return self.records.by(SESSIONS, 'name', name)
+        return self.records.by(models.Session, 'name', name)
 
     def get(self, session_id):
-        return self.store.get(SESSIONS, session_id)
+        return self.records.get(models.Session, session_id)
 
     def put(self, session):
-        self.store.put(SESSIONS, session['id'], session)
+        self.records.put(session)
 
     def peer_of(self, session):
-        return self.store.get(PEERS,
-                              refs.id_of(session['replication_peer_k2array']))
+        return self.records.resolve(session.replication_peer_k2array)
 
     def group_of(self, session):
-        return self.store.get('volume_groups',
-                              refs.id_of(session['local_volume_group']))
+        return self.records.resolve(session.local_volume_group)
 
     def members(self, session):
         """The peer_volumes of a session."""
-        return self.records.children(PEER_VOLUMES, 'replication_session',
-                                     refs.path(SESSIONS, session['id']))
+        return self.records.children(models.PeerVolume,
+                                     'replication_session',
+                                     models.Ref.to(session))
 
     def volumes(self, session):
         """The volumes of the session's local volume group."""
-        return self.records.children('volumes', 'volume_group',
-                                     session['local_volume_group']['ref'])
+        return self.records.children(models.Volume, 'volume_group',
+                                     session.local_volume_group)
 
     def release_base(self, pv):
         """Forget the image last shipped for a peer volume."""
-        if pv.get('_base'):
-            self.engine.release(pv['_base'])
-            pv['_base'] = None
+        if pv.base:
+            self.engine.release(pv.base)
+            pv.base = None
 
     def set_read_only(self, session, read_only):
         for vol in self.volumes(session):
-            if vol['read_only'] != read_only:
-                vol['read_only'] = read_only
-                self.store.put('volumes', vol['id'], vol)
+            if vol.read_only != read_only:
+                vol.read_only = read_only
+                self.records.put(vol)
 
     def rollback(self, session):
         """Drop a half-applied cycle: back to the last complete image."""
-        consistent = session.get('_consistent') or {}
         for vol in self.volumes(session):
-            image = consistent.get(vol['name'])
+            image = session.consistent.get(vol.name)
             if image is None:
                 continue
-            partial = vol['_layer']
-            vol['_layer'] = self.engine.new_layer(parent=image,
-                                                  dedup=vol['is_dedup'])
+            partial = vol.layer
+            vol.layer = self.engine.new_layer(parent=image,
+                                              dedup=vol.is_dedup)
             self.engine.release(partial)
-            self.store.put('volumes', vol['id'], vol)
-        for image in consistent.values():
+            self.records.put(vol)
+        for image in session.consistent.values():
             self.engine.release(image)
-        session['_consistent'] = {}
-        session['current_snapshot_id'] = None
-        session['current_snapshot_progress'] = 100
+        session.consistent = {}
+        session.current_snapshot_id = None
+        session.current_snapshot_progress = 100

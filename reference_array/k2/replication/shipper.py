@@ -20,13 +20,10 @@ import logging
 import threading
 import time
 
-from reference_array.k2 import refs
+from reference_array.k2 import models
 from reference_array.k2.replication import peer as peer_mod
-from reference_array.k2.replication import sessions as sessions_mod
 
 LOG = logging.getLogger(__name__)
-SESSIONS = sessions_mod.SESSIONS
-PEER_VOLUMES = sessions_mod.PEER_VOLUMES
 BATCH_CHUNKS = 64
 RETRY_SECONDS = 5.0
 PeerError = peer_mod.PeerError
@@ -37,8 +34,9 @@ class Shipper(object):
     once when asked, in one background thread.
     """
 
-    def __init__(self, store, engine, sessions, peers):
-        self.store = store
+    def __init__(self, records, engine, sessions, peers):
+        self.records = records
+        self.store = records.store
         self.engine = engine
         self.sessions = sessions
         self.peers = peers
@@ -66,10 +64,10 @@ class Shipper(object):
         self._wake.set()
 
     def _loop(self):
-        for session in self.store.all(SESSIONS):
-            if session['current_role'] == 'source' and \
-                    session['state'] == 'in_sync':
-                self._due[session['name']] = 0.0
+        for session in self.records.all(models.Session):
+            if session.current_role == 'source' and \
+                    session.state == 'in_sync':
+                self._due[session.name] = 0.0
         while not self._stop.is_set():
             now = time.monotonic()
             for name, due in list(self._due.items()):
@@ -81,23 +79,23 @@ class Shipper(object):
     def _cycle(self, name):
         with self.sessions.lock(name):
             session = self.sessions.find(name)
-            if session is None or session['current_role'] != 'source' or \
-                    session['state'] != 'in_sync':
+            if session is None or session.current_role != 'source' or \
+                    session.state != 'in_sync':
                 self._due.pop(name, None)
                 return
             try:
                 self.sync(session)
-                session = self.store.get(SESSIONS, session['id'])
-                delay = session['rpo']
+                session = self.sessions.get(session.id)
+                delay = session.rpo
             except PeerError as e:
                 LOG.warning('session %s: replication cycle failed: %s',
                             name, e)
-                session = self.store.get(SESSIONS, session['id'])
-                session['state_reason'] = str(e)
+                session = self.sessions.get(session.id)
+                session.state_reason = str(e)
                 if ' 409: ' in str(e):
                     # The target has been failed over: stop shipping.
-                    session['state'] = 'suspended'
-                self.store.put(SESSIONS, session['id'], session)
+                    session.state = 'suspended'
+                self.sessions.put(session)
                 delay = RETRY_SECONDS
             if name in self._due:
                 self._due[name] = time.monotonic() + delay
@@ -109,50 +107,48 @@ class Shipper(object):
             # Above anything this session saw, whichever array numbered it
             # (a reversed session continues the peer's numbering).
             generation = max(self.store.next_id('generation'),
-                             session['generation_number'] + 1)
+                             session.generation_number + 1)
             plan = []
             for pv in self.sessions.members(session):
-                vol = self.store.get('volumes', refs.id_of(pv['local_volume']))
-                if pv['_base'] and self.engine.layer_is_empty(
-                        vol['_layer']) and self.engine.parent_of(
-                        vol['_layer']) == pv['_base'] and \
-                        pv.get('_size') == vol['size']:
+                vol = self.records.resolve(pv.local_volume)
+                if pv.base and self.engine.layer_is_empty(
+                        vol.layer) and self.engine.parent_of(
+                        vol.layer) == pv.base and pv.size == vol.size:
                     # Unchanged since the last cycle: nothing to freeze.
                     plan.append((pv, vol, None))
                     continue
-                image = vol['_layer']
-                vol['_layer'] = self.engine.freeze(image)
-                self.store.put('volumes', vol['id'], vol)
+                image = vol.layer
+                vol.layer = self.engine.freeze(image)
+                self.records.put(vol)
                 plan.append((pv, vol, image))
-            unchanged = session['generation_number'] and all(
+            unchanged = session.generation_number and all(
                 image is None for _pv, _vol, image in plan)
-        remote = session['remote_replication_session_name']
+        remote = session.remote_replication_session_name
         if unchanged:
             # Nothing to ship; still make sure the peer is there and
             # following, so a lost peer shows up within one RPO.
             client.call('ping', {'session': remote,
                                  'generation': generation})
             with self.store.transaction():
-                session = self.store.get(SESSIONS, session['id'])
-                session.update({'generation_number': generation,
-                                'last_sync_time': int(time.time()),
-                                'state_reason': ''})
-                self.store.put(SESSIONS, session['id'], session)
+                session = self.sessions.get(session.id)
+                session.generation_number = generation
+                session.last_sync_time = int(time.time())
+                session.state_reason = ''
+                self.sessions.put(session)
             return generation
         with self.store.transaction():
-            session['current_snapshot_id'] = generation
-            session['current_snapshot_progress'] = 0
-            self.store.put(SESSIONS, session['id'], session)
+            session.current_snapshot_id = generation
+            session.current_snapshot_progress = 0
+            self.sessions.put(session)
         try:
             client.call('begin', {
                 'session': remote, 'generation': generation,
-                'volumes': [{'name': pv['name'], 'source_name': vol['name'],
-                             'size': vol['size']}
+                'volumes': [{'name': pv.name, 'source_name': vol.name,
+                             'size': vol.size}
                             for pv, vol, _img in plan]})
             for pv, _vol, image in plan:
                 if image is not None:
-                    self._ship(client, remote, pv['name'], image,
-                               pv['_base'])
+                    self._ship(client, remote, pv.name, image, pv.base)
             client.call('commit', {'session': remote,
                                    'generation': generation})
         except BaseException:
@@ -160,28 +156,28 @@ class Shipper(object):
                 for _pv, _vol, image in plan:
                     if image is not None:
                         self.engine.release(image)
-                session = self.store.get(SESSIONS, session['id'])
-                session['current_snapshot_id'] = None
-                self.store.put(SESSIONS, session['id'], session)
+                session = self.sessions.get(session.id)
+                session.current_snapshot_id = None
+                self.sessions.put(session)
             raise
         with self.store.transaction():
             for pv, vol, image in plan:
                 if image is None:
                     continue
-                pv = self.store.get(PEER_VOLUMES, pv['id'])
+                pv = self.records.get(models.PeerVolume, pv.id)
                 if pv is None:
                     self.engine.release(image)
                     continue
                 self.sessions.release_base(pv)
-                pv['_base'], pv['_size'] = image, vol['size']
-                self.store.put(PEER_VOLUMES, pv['id'], pv)
-            session = self.store.get(SESSIONS, session['id'])
-            session.update({'generation_number': generation,
-                            'current_snapshot_id': None,
-                            'current_snapshot_progress': 100,
-                            'state_reason': '',
-                            'last_sync_time': int(time.time())})
-            self.store.put(SESSIONS, session['id'], session)
+                pv.base, pv.size = image, vol.size
+                self.records.put(pv)
+            session = self.sessions.get(session.id)
+            session.generation_number = generation
+            session.current_snapshot_id = None
+            session.current_snapshot_progress = 100
+            session.state_reason = ''
+            session.last_sync_time = int(time.time())
+            self.sessions.put(session)
         return generation
 
     def _ship(self, client, remote, name, image, base):
