@@ -89,14 +89,15 @@ def _condition(cond):
         return sql, args + (_sql_value(value),)
     if op == 'in':
         present = [v for v in value if v is not None]
-        parts = []
+        parts, used = [], ()
         if present:
             parts.append('%s IN (%s)' % (expr, ','.join('?' * len(present))))
-            args = args + tuple(_sql_value(v) for v in present)
+            used += args + tuple(_sql_value(v) for v in present)
         if None in value:
-            parts.append('%s IS NULL' % _value(cond.path)[0])
-            args = args + _value(cond.path)[1]
-        return '(%s)' % (' OR '.join(parts) or '0'), args
+            parts.append('%s IS NULL' % expr)
+            used += args
+        # An empty list matches nothing.
+        return '(%s)' % (' OR '.join(parts) or '0'), used
     if op in ('lt', 'le', 'gt', 'ge'):
         sign = {'lt': '<', 'le': '<=', 'gt': '>', 'ge': '>='}[op]
         return '%s %s ?' % (expr, sign), args + (_sql_value(value),)
