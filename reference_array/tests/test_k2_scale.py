@@ -1,0 +1,206 @@
+"""The K2 REST calls a driver makes stay the same amount of work however
+many objects the array holds.
+
+The K2 dialect is assembled in this process over a store on disk and
+filled in the driver's layout (a volume group per volume). Each call is
+then counted, not timed: the SQL statements it runs, the SQLite virtual
+machine steps they take and the stored rows it decodes, at 10 and at
+1,000 volumes.
+"""
+
+import json
+import os
+
+import fixtures
+import testtools
+
+from reference_array.core import engine as engine_mod
+from reference_array.core import store as store_mod
+from reference_array.k2 import api as api_mod
+from reference_array.k2 import backend as backend_mod
+from reference_array.k2 import hosts as hosts_mod
+from reference_array.k2 import models
+from reference_array.k2 import records as records_mod
+from reference_array.k2 import system as system_mod
+from reference_array.k2 import volumes as volumes_mod
+
+PREFIX = api_mod.PREFIX
+SMALL, LARGE = 10, 1000
+# SQLite calls the progress handler every this many VM steps.
+STEP = 10
+
+
+class Counted(object):
+    """What one call costs the store."""
+
+    def __init__(self, statements, steps, decoded):
+        self.statements = statements
+        self.steps = steps
+        self.decoded = decoded
+
+    def __repr__(self):
+        return '%d statements, ~%d VM steps, %d rows decoded' % (
+            self.statements, self.steps, self.decoded)
+
+
+class InProcessK2(fixtures.Fixture):
+    """The K2 dialect over a store in a temporary directory."""
+
+    def _setUp(self):
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                            'array.db')
+        self.store = store_mod.Store(path,
+                                     key_functions=models.KEY_FUNCTIONS)
+        self.addCleanup(self.store.close)
+        self.engine = engine_mod.Engine(self.store)
+        self.addCleanup(self.engine.close)
+        records = records_mod.Records(self.store)
+        system = system_mod.System(records, self.engine, {
+            'system_id': 'k2scale', 'name': 'k2scale',
+            'iqn': 'iqn.2026-11.io.test:k2scale', 'portals': ['127.0.0.1'],
+            'fc_wwns': [], 'total_kib': 1 << 40})
+        self.api = api_mod.K2API(backend_mod.K2Backend(
+            records, self.engine, system,
+            [volumes_mod.Volumes(records, self.engine, 1 << 40, True),
+             hosts_mod.Hosts(records)]), {})
+        self.count = 0
+        self.host = self.call('POST', 'hosts', body={'name': 'h'})
+
+    def call(self, method, resource, query=(), body=None):
+        status, payload = self.api.route(method, PREFIX + '/' + resource,
+                                         list(query), body)
+        if status >= 300:
+            raise AssertionError('%s %s: %s %s' % (method, resource,
+                                                   status, payload))
+        return payload
+
+    def add(self, name):
+        """A volume group and its volume, as the driver creates them."""
+        vg = self.call('POST', 'volume_groups', body={
+            'name': 'cvg-' + name, 'quota': 0})
+        return self.call('POST', 'volumes', body={
+            'name': 'cv-' + name, 'size': 1024 * 1024,
+            'volume_group': {'ref': '/volume_groups/%d' % vg['id']}})
+
+    def fill(self, target):
+        with self.store.transaction():
+            while self.count < target:
+                self.add('fill-%06d' % self.count)
+                self.count += 1
+
+    def counted(self, fn):
+        """(what ``fn`` returned, its ``Counted`` cost)."""
+        db = self.store.connection
+        statements, steps = [], [0]
+
+        def step():
+            steps[0] += STEP
+            return 0
+        decode = json.loads
+        decoded = [0]
+
+        def loads(text, *args, **kwargs):
+            decoded[0] += 1
+            return decode(text, *args, **kwargs)
+        db.set_trace_callback(statements.append)
+        db.set_progress_handler(step, STEP)
+        store_mod.json.loads = loads
+        try:
+            result = fn()
+        finally:
+            store_mod.json.loads = decode
+            db.set_progress_handler(None, STEP)
+            db.set_trace_callback(None)
+        return result, Counted(len(statements), steps[0], decoded[0])
+
+
+class K2ScaleTestCase(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.k2 = self.useFixture(InProcessK2())
+
+    def _costs(self, calls):
+        """name -> (cost at SMALL, cost at LARGE) of each call in
+        ``calls`` (name -> function of a tag), made at both sizes.
+        """
+        costs = {}
+        for size in (SMALL, LARGE):
+            self.k2.fill(size)
+            for name, fn in calls.items():
+                _result, cost = self.k2.counted(lambda: fn('%d' % size))
+                costs.setdefault(name, []).append(cost)
+        return costs
+
+    def _lookups(self):
+        k2 = self.k2
+
+        def group_by_name(tag):
+            found = k2.call('GET', 'volume_groups',
+                            [('name', 'cvg-fill-000005')])
+            self.assertEqual(1, found['total'])
+            self.assertEqual(1, found['hits'][0]['volumes_count'])
+
+        def volume_by_name(tag):
+            found = k2.call('GET', 'volumes', [('name', 'cv-fill-000005')])
+            self.assertEqual(1, found['total'])
+
+        def mappings_of_volume(tag):
+            k2.call('GET', 'mappings', [('volume.ref', '/volumes/7')])
+
+        def group_by_id(tag):
+            k2.call('GET', 'volume_groups/3')
+
+        def create(tag):
+            k2.add('probe-' + tag)
+
+        return {'group by name': group_by_name,
+                'volume by name': volume_by_name,
+                'mappings of a volume': mappings_of_volume,
+                'group by id': group_by_id,
+                'create group and volume': create}
+
+    def test_lookups_and_creates_do_the_same_work_at_any_size(self):
+        for name, (small, large) in self._costs(self._lookups()).items():
+            detail = '%s: %r at %d volumes, %r at %d' % (
+                name, small, SMALL, large, LARGE)
+            self.assertEqual(small.statements, large.statements, detail)
+            self.assertEqual(small.decoded, large.decoded, detail)
+            # B-tree descents grow with the log of the size; a scan would
+            # grow a hundredfold.
+            self.assertLess(large.steps, small.steps * 1.5 + 50, detail)
+
+    def test_attach_does_the_same_work_at_any_size(self):
+        k2 = self.k2
+        costs = []
+        for size in (SMALL, LARGE):
+            k2.fill(size)
+            vol = k2.add('attach-%d' % size)
+            _mapping, cost = k2.counted(lambda: k2.call(
+                'POST', 'mappings', body={
+                    'volume': {'ref': '/volumes/%d' % vol['id']},
+                    'host': {'ref': '/hosts/%d' % k2.host['id']}}))
+            costs.append(cost)
+        small, large = costs
+        detail = '%r at %d volumes, %r at %d' % (small, SMALL, large, LARGE)
+        self.assertEqual(small.statements, large.statements, detail)
+        self.assertEqual(small.decoded, large.decoded, detail)
+        self.assertLess(large.steps, small.steps * 1.5 + 50, detail)
+
+    def test_a_page_decodes_only_its_objects(self):
+        costs = []
+        for size in (SMALL * 20, LARGE):
+            self.k2.fill(size)
+            page, cost = self.k2.counted(lambda: self.k2.call(
+                'GET', 'volume_groups', [('__limit', '100'),
+                                         ('__offset', str(size // 2))]))
+            self.assertEqual(100, len(page['hits']))
+            self.assertEqual(size, page['total'])
+            costs.append(cost)
+        small, large = costs
+        detail = '%r at %d volumes, %r at %d' % (small, SMALL * 20, large,
+                                                 LARGE)
+        self.assertEqual(small.statements, large.statements, detail)
+        # The page's groups and their volumes, nothing else.
+        self.assertEqual(small.decoded, large.decoded, detail)
+        self.assertLessEqual(large.decoded, 200, detail)
