@@ -19,7 +19,8 @@ Each volume has a volume group of its own (``cvg-<name>`` holding
 1,000 and 10,000 volumes by default) the section times, as medians:
 
 lookup   a volume group by name, then its volume by name (the driver's
-         lookups before any operation)
+         lookups before any operation); also through krest, the client
+         of Cinder's in-tree K2 driver, as a peer we did not write
 create   a volume group and its volume (the driver's create)
 page     one page of 100 volume groups from the middle of the list
 attach   a mapping of a volume to a host (the driver's attach)
@@ -31,6 +32,8 @@ is reported with how far the fill got, never extrapolated.
 
 import statistics
 import time
+from urllib import parse
+import warnings
 
 from cinder_driver.k2 import client as k2_client
 
@@ -58,6 +61,21 @@ class Population(object):
         self.count = 0
         self.host = self.k2.create('hosts', {'name': 'scale-host'})
         self.volumes = []
+        self.krest = self._krest(array.info)
+
+    @staticmethod
+    def _krest(info):
+        """A krest endpoint, as Cinder's in-tree driver makes one
+        (no certificate verification).
+        """
+        import krest
+        import urllib3
+        warnings.simplefilter('ignore',
+                              urllib3.exceptions.InsecureRequestWarning)
+        url = parse.urlsplit(info['k2'])
+        return krest.EndPoint('%s:%s' % (url.hostname, url.port),
+                              info['user'], info['password'],
+                              ssl_validate=False)
 
     def add(self, name):
         vg = self.k2.create('volume_groups', {'name': 'cvg-' + name,
@@ -84,6 +102,13 @@ class Population(object):
             self.k2.find('volume_groups', name='cvg-' + name)
             self.k2.find('volumes', name='cv-' + name)
         out['lookup_ms'], out['lookup_samples'] = _median_ms(lookup)
+
+        def krest_lookup():
+            name = probe or 'absent'
+            self.krest.search('volume_groups', name='cvg-' + name)
+            self.krest.search('volumes', name='cv-' + name)
+        out['krest_lookup_ms'], out['krest_lookup_samples'] = _median_ms(
+            krest_lookup)
         made = []
 
         def create():
@@ -124,26 +149,30 @@ def run(array, points, fill_budget, log=print):
             out.append(point)
             break
         point.update(population.measure())
-        log('  %(volumes)6d volumes: lookup %(lookup_ms).1f ms, create '
-            '%(create_ms).1f ms, page %(page_ms).1f ms, attach '
-            '%(attach_ms).1f ms, RSS %(rss_MiB).0f MiB' % point)
+        log('  %(volumes)6d volumes: lookup %(lookup_ms).1f ms (krest '
+            '%(krest_lookup_ms).1f ms), create %(create_ms).1f ms, page '
+            '%(page_ms).1f ms, attach %(attach_ms).1f ms, RSS '
+            '%(rss_MiB).0f MiB' % point)
         out.append(point)
     return out
 
 
 def markdown(points):
-    rows = ['', '| volumes (one group each) | lookup ms | create ms | '
-            'page of 100 ms | attach ms | RSS MiB |',
-            '|---|---|---|---|---|---|']
+    keys = ('lookup_ms', 'krest_lookup_ms', 'create_ms', 'page_ms',
+            'attach_ms')
+    rows = ['', '| volumes (one group each) | lookup ms | lookup via krest '
+            'ms | create ms | page of 100 ms | attach ms | RSS MiB |',
+            '|---|---|---|---|---|---|---|']
     base = points[0] if points and points[0].get('reached') else None
     for point in points:
         if not point.get('reached'):
             rows.append('| %d: not reached (%d after %.0f s of filling) '
-                        '| | | | | |' % (point['target'], point['volumes'],
-                                         point['fill_s']))
+                        '| | | | | | |' % (point['target'],
+                                           point['volumes'],
+                                           point['fill_s']))
             continue
         cells = []
-        for key in ('lookup_ms', 'create_ms', 'page_ms', 'attach_ms'):
+        for key in keys:
             cell = '%.1f' % point[key]
             if base and point is not base and base[key]:
                 cell += ' (%.1fx)' % (point[key] / base[key])
