@@ -107,3 +107,21 @@ class K2SearchTestCase(testtools.TestCase):
         self.assertEqual(0, self.store.count('volumes', 'layer', 7))
         self.assertRaises(TypeError, models.Volume, name='x', size='big')
         self.assertRaises(AttributeError, setattr, vol, 'sise', 5)
+
+
+class StoredFormTestCase(testtools.TestCase):
+
+    def test_a_reference_beyond_sqlite_ids_names_nothing(self):
+        self.assertEqual(Ref('volumes', (1 << 63) - 1),
+                         Ref.parse('/volumes/%d' % ((1 << 63) - 1)))
+        self.assertIsNone(Ref.parse('/volumes/%d' % (1 << 63)))
+        self.assertIsNone(Ref.parse('/volumes/x'))
+
+    def test_a_volsnap_row_with_its_view_layer_loads(self):
+        # The row a volsnap of a view was stored as before models.
+        row = {'id': 4, 'name': 'g:s:v', 'snapshot': {'ref': '/snapshots/2'},
+               'source': {'ref': '/volumes/3'}, 'scsi_sn': 'REFS4',
+               '_layer': 7, '_size': 1024, '_view': 9}
+        vs = models.Volsnap.from_row(row)
+        self.assertEqual((7, 9, 1024), (vs.layer, vs.view, vs.size))
+        self.assertEqual(row, vs.to_row())
