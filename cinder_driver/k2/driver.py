@@ -92,10 +92,13 @@ class K2BaseDriver(driver_base.AdapterDriver):
         own (group replication): its provider_id names the array that
         serves it now.
         """
+        # Only a failed-over volume can be elsewhere: the common case
+        # reads one field and parses nothing.
+        if volume.replication_status != fields.ReplicationStatus.FAILED_OVER:
+            return self.adapter
         pid = provider_id.ProviderId.parse(getattr(volume, 'provider_id',
                                                    None))
-        if pid is None or volume.replication_status != \
-                fields.ReplicationStatus.FAILED_OVER:
+        if pid is None:
             return self.adapter
         adapter = self.adapters.get(pid.array or PRIMARY, self.adapter)
         if not adapter.loaded:
@@ -104,21 +107,27 @@ class K2BaseDriver(driver_base.AdapterDriver):
             adapter.load()
         return adapter
 
-    def _same_array(self, source, what):
-        """Copies are made on the backend's array only."""
-        if self.adapter_of(source) is not self.adapter:
+    def _copier(self, source, what):
+        """The adapter that copies ``source``: the backend's.
+
+        Copies are made on the backend's array only, so the member of a
+        group failed over on its own is refused before anything is made.
+        """
+        if source.replication_status == fields.ReplicationStatus.FAILED_OVER \
+                and self.adapter_of(source) is not self.adapter:
             raise exception.VolumeDriverException(message=_(
                 '%(what)s %(id)s is on the replication target with its '
                 'failed-over group; fail the group back first') % {
                     'what': what, 'id': source.id})
+        return self.adapter
 
     def create_volume_from_snapshot(self, volume, snapshot):
-        self._same_array(snapshot.volume, 'the volume of snapshot')
-        return super().create_volume_from_snapshot(volume, snapshot)
+        return self._copier(snapshot.volume, 'the volume of snapshot'
+                            ).create_volume_from_snapshot(volume, snapshot)
 
     def create_cloned_volume(self, volume, src_vref):
-        self._same_array(src_vref, 'volume')
-        return super().create_cloned_volume(volume, src_vref)
+        return self._copier(src_vref, 'volume').create_cloned_volume(
+            volume, src_vref)
 
     def do_setup(self, context):
         conf = self.configuration
