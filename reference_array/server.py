@@ -50,7 +50,7 @@ from reference_array.target import iscsi
 from reference_array import tlsutil
 
 LOG = logging.getLogger(__name__)
-CONFIG = 'array.json'
+CONFIG = linstor_exporter.CONFIG
 DEFAULT_CAPACITY_GIB = 1024
 # Staged writes older than this are stored even without a flush.
 STAGED_SECONDS = 2.0
@@ -80,6 +80,8 @@ def _load_or_create_config(data_dir, args):
         config['linstor_nodes'] = linstor_records.default_nodes(
             getattr(args, 'linstor_local_node', None) or
             socket.gethostname())
+    if linstor_exporter.CHAP_KEY not in config:
+        config[linstor_exporter.CHAP_KEY] = linstor_exporter.new_chap_key()
     if json.dumps(config, sort_keys=True) == stored:
         # Unchanged: nothing written, so a full disk never stops a start.
         return config
@@ -187,7 +189,8 @@ class Array(object):
         self.exports = devices.Exports(self.store, system['iqn'], [
             linstor_exporter.LinstorExporter(
                 self.store, self.engine, self.linstor.records,
-                self.config['system_id']),
+                self.config['system_id'],
+                self.config[linstor_exporter.CHAP_KEY]),
             k2_exporter.K2Exporter(records, self.engine,
                                    self.config['system_id'])])
         self.target = iscsi.Target(self.exports, host, args.iscsi_port)

@@ -17,8 +17,21 @@
 A node's own initiator name (``node_initiator``) sees one LUN per volume
 of every resource placed on the node; LUN = DRBD minor - 1000 (minors
 start at 1000, and LUNs below 256 use the simplest SCSI addressing).
+
+A real DRBD device is a block device of its node, open to root there and
+to nobody else. Here it is a LUN on a port any local process reaches, so
+the node's initiator must log in with CHAP: user = the initiator name,
+secret derived from a key in the array's private configuration
+(``array.json``, 0600 in a 0700 directory). Whoever may read that file
+plays root on every node; nobody else gets a node's LUNs.
 """
 
+import base64
+import hashlib
+import hmac
+import json
+import os
+import secrets
 import uuid
 
 from reference_array.core import devices
@@ -30,8 +43,32 @@ INITIATOR_PREFIX = 'iqn.2026-11.io.cinder-flash:linstor.'
 MAX_LUNS = 16384
 
 
+# The key of array.json that node secrets derive from.
+CHAP_KEY = 'linstor_chap_key'
+CONFIG = 'array.json'
+
+
 def node_initiator(node_name):
     return INITIATOR_PREFIX + node_name.lower()
+
+
+def new_chap_key():
+    return secrets.token_hex(32)
+
+
+def node_chap(key, node_name):
+    """(user, secret) the initiator of ``node_name`` logs in with."""
+    user = node_initiator(node_name)
+    digest = hmac.new(key.encode(), user.encode(), hashlib.sha256).digest()
+    # 16 bytes (128 bits), as 22 URL-safe characters: no shell or URL
+    # quoting needed by a client.
+    return user, base64.urlsafe_b64encode(digest[:16]).decode().rstrip('=')
+
+
+def node_chap_from(data_dir, node_name):
+    """A node's (user, secret), for whoever may read the data directory."""
+    with open(os.path.join(data_dir, CONFIG)) as f:
+        return node_chap(json.load(f)[CHAP_KEY], node_name)
 
 
 class LinstorDevice(devices.Device):
@@ -58,12 +95,15 @@ class LinstorDevice(devices.Device):
 
 class LinstorExporter(devices.Exporter):
 
-    def __init__(self, store, engine, records, system_id):
-        """``records``: the LINSTOR records.Records of this array."""
+    def __init__(self, store, engine, records, system_id, chap_key):
+        """``records``: the LINSTOR records.Records of this array;
+        ``chap_key``: what node CHAP secrets derive from.
+        """
         self.store = store
         self.engine = engine
         self.records = records
         self.system_id = system_id
+        self._chap_key = chap_key
 
     def _node_of(self, initiator):
         """The node whose own initiator this is, or None."""
@@ -94,4 +134,7 @@ class LinstorExporter(devices.Exporter):
         return luns
 
     def chap_for(self, initiator):
-        return None
+        node = self._node_of(initiator)
+        if node is None:
+            return None
+        return node_chap(self._chap_key, node)

@@ -164,6 +164,15 @@ class LinstorDriverTestCase(driver_base.DriverTestCase):
                 self.skipTest('the device of %s on %s is not on this '
                               'machine' % (vol.name_id, node))
             return path
+        from reference_array.linstor import exporter
+        return self.node_lun(vol, node, exporter.node_chap_from(
+            self.array.info['data_dir'], node))
+
+    def node_lun(self, vol, node, chap):
+        """The array's LUN for the volume's device on ``node``, logged in
+        as that node's initiator with ``chap`` ((user, secret) or None).
+        """
+        from reference_array.linstor import exporter
         from reference_array.tests import iscsi_client
         _s, vds = self.linstor('GET', '/v1/resource-definitions/volume-%s/'
                                'volume-definitions' % vol.name_id)
@@ -171,8 +180,7 @@ class LinstorDriverTestCase(driver_base.DriverTestCase):
                  if d['type'] == 'DRBD'][0]
         return iscsi_client.url(
             self.array.info['iscsi_portal'], self.array.info['iqn'],
-            minor - 1000,
-            'iqn.2026-11.io.cinder-flash:linstor.%s' % node)
+            minor - 1000, exporter.node_initiator(node), chap)
 
     def write(self, vol, node, command):
         from reference_array.tests import iscsi_client

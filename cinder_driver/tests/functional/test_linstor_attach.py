@@ -169,6 +169,32 @@ class LinstorISCSIAttachTestCase(base.LinstorDriverTestCase):
     def test_target_helper_comes_from_cinder_conf(self):
         self.assertEqual('TgtAdm', type(self.driver.target_driver).__name__)
 
+    def test_connection_info_carries_the_export_chap(self):
+        """Cinder's target helper makes a CHAP user and secret per export;
+        the connection info hands the same pair to the attaching host.
+        """
+        helper = type(self.driver.target_driver)
+        vol = self.create()
+        vol.volume_attachment = objects.VolumeAttachmentList(objects=[])
+        # No tgtd on this machine: the helper's own target command is
+        # what is recorded; its CHAP choice and connection info are real.
+        with mock.patch.object(helper, 'create_iscsi_target',
+                               return_value=1) as made:
+            export = self.driver.create_export(self.ctx, vol,
+                                               {'host': 'compute-7'})
+        chap = made.call_args[0][4]
+        method, user, secret = export['provider_auth'].split()
+        self.assertEqual(('CHAP', user, secret), ('CHAP',) + tuple(chap))
+        self.assertGreaterEqual(len(secret), 16)
+        vol.update(export)
+        info = self.driver.initialize_connection(vol, {'host': 'compute-7'})
+        self.assertEqual('iscsi', info['driver_volume_type'])
+        self.assertEqual(('CHAP', user, secret), (
+            info['data']['auth_method'], info['data']['auth_username'],
+            info['data']['auth_password']))
+        with mock.patch.object(helper, 'remove_iscsi_target'):
+            self.driver.remove_export(self.ctx, vol)
+
     def test_diskful_export_needs_a_pool_on_the_volume_host(self):
         client = self.need_client_node()
         self.driver.target_driver = mock.Mock()
