@@ -80,11 +80,13 @@ def _credentials(option, content, required):
 
 
 def section(config, app_name, credentials=None, replication=None,
-            ca_path=None, chap=None):
+            ca_path=None, chap=None, client_paths=None):
     """[[key, value], ...] of the backend section.
 
     ``credentials``/``replication``/``chap``: the secrets' contents (dicts)
-    or None; ``ca_path``: where the charm wrote ``ca-certificate``, if set.
+    or None; ``ca_path``: where the charm wrote ``ca-certificate``, if set;
+    ``client_paths``: (certificate, key) files the charm wrote from
+    ``linstor-client-certificate``, if set.
     """
     kind = (config.get('backend-type') or '').strip().lower()
     if kind not in BACKEND_TYPES:
@@ -103,9 +105,15 @@ def section(config, app_name, credentials=None, replication=None,
     pairs = [['volume_driver', DRIVERS[(kind, protocol)]],
              ['volume_backend_name', name]]
     if kind == 'k2':
+        if client_paths:
+            raise ConfigError('linstor-client-certificate applies to '
+                              'linstor only')
         pairs += _k2(config, credentials, replication)
     else:
         pairs += _linstor(config, credentials)
+        if client_paths:
+            pairs += [['linstor_client_cert', client_paths[0]],
+                      ['linstor_client_key', client_paths[1]]]
     verify = bool(config.get('tls-verify', True))
     multipath = bool(config.get('use-multipath', True))
     # The LINSTOR driver has TLS options of its own (as LINBIT's has).
@@ -215,6 +223,23 @@ def ca_pem(config):
     if '-----BEGIN CERTIFICATE-----' not in pem:
         raise ConfigError('ca-certificate is not a PEM certificate')
     return pem
+
+
+def client_certificate(content):
+    """(certificate PEM, key PEM) of a ``linstor-client-certificate``
+    secret's content, or None when the option is empty.
+    """
+    if content is None:
+        return None
+    cert = (content.get('certificate') or '').strip()
+    key = (content.get('key') or '').strip()
+    if '-----BEGIN CERTIFICATE-----' not in cert:
+        raise ConfigError('linstor-client-certificate: the secret has no '
+                          'PEM certificate under "certificate"')
+    if not re.search(r'-----BEGIN [A-Z ]*PRIVATE KEY-----', key):
+        raise ConfigError('linstor-client-certificate: the secret has no '
+                          'PEM private key under "key"')
+    return cert, key
 
 
 def check_verdict(returncode, output):

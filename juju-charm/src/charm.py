@@ -22,6 +22,7 @@ restarts cinder-volume. Credentials come from Juju user secrets and are
 never logged.
 """
 
+import grp
 import json
 import logging
 import os
@@ -40,6 +41,8 @@ PACKAGE = 'cinder-flash'
 CA_DIR = '/etc/cinder'
 PYTHON = '/usr/bin/python3'
 CHECK = 'cinder-flash'
+# cinder-volume's group: it reads the client key, nobody else does.
+CINDER_GROUP = 'cinder'
 
 
 class CinderFlashCharm(ops.CharmBase):
@@ -90,24 +93,54 @@ class CinderFlashCharm(ops.CharmBase):
         with open(path, 'w') as f:
             f.write(backend.ca_pem(self.config) + '\n')
 
+    def _client_paths(self):
+        base = os.path.join(CA_DIR, 'cinder-flash-%s-client' % self.app.name)
+        return base + '.pem', base + '.key'
+
+    def _write_client(self, paths, pems):
+        """The certificate world-readable, the key 0640 root:cinder (0600
+        where the unit has no cinder group), written under that mode from
+        the start.
+        """
+        os.makedirs(CA_DIR, exist_ok=True)
+        try:
+            gid = grp.getgrnam(CINDER_GROUP).gr_gid
+        except KeyError:
+            gid = None
+        for path, pem, mode in zip(paths, pems, (0o644, 0o600)):
+            tmp = path + '.tmp'
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, 'w') as f:
+                os.fchmod(f.fileno(), mode)
+                if mode == 0o600 and gid is not None:
+                    os.fchown(f.fileno(), 0, gid)
+                    os.fchmod(f.fileno(), 0o640)
+                f.write(pem + '\n')
+            os.replace(tmp, path)
+
     def _section(self):
         ca_path = self._ca_path()
+        client = backend.client_certificate(juju_secrets.content(
+            self, 'linstor-client-certificate'))
         pairs = backend.section(
             dict(self.config), self.app.name,
             credentials=juju_secrets.content(self, 'credentials'),
             replication=juju_secrets.content(self,
                                              'replication-credentials'),
-            ca_path=ca_path)
-        return pairs, ca_path
+            ca_path=ca_path,
+            client_paths=self._client_paths() if client else None)
+        return pairs, ca_path, client
 
     def _reconcile(self, event):
         try:
-            pairs, ca_path = self._section()
+            pairs, ca_path, client = self._section()
         except backend.ConfigError as e:
             self.unit.status = ops.BlockedStatus(str(e))
             return
         if ca_path:
             self._write_ca(ca_path)
+        if client:
+            self._write_client(self._client_paths(), client)
         name = dict(pairs)['volume_backend_name']
         section_name = self.app.name
         data = {

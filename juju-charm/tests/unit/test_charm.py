@@ -186,6 +186,48 @@ class CharmTestCase(unittest.TestCase):
             pairs['linstor_trusted_ca'], pairs['linstor_verify_tls']))
         self.assertNotIn('driver_ssl_cert_path', pairs)
 
+    def test_linstor_client_certificate(self):
+        cert = ('-----BEGIN CERTIFICATE-----\nMIIC\n'
+                '-----END CERTIFICATE-----')
+        key = ('-----BEGIN PRIVATE KEY-----\nkey-test-value\n'
+               '-----END PRIVATE KEY-----')
+        client = testing.Secret(tracked_content={'certificate': cert,
+                                                 'key': key})
+        config = {'backend-type': 'linstor', 'protocol': 'drbd',
+                  'linstor-uris': 'https://10.0.0.1:3371',
+                  'linstor-client-certificate': client.id}
+        out, data = self.run_config(config, [client])
+        pairs = dict(self.sections(data)['k2-prod'])
+        base = os.path.join(self.ca_dir, 'cinder-flash-k2-prod-client')
+        self.assertEqual((base + '.pem', base + '.key'), (
+            pairs['linstor_client_cert'], pairs['linstor_client_key']))
+        with open(base + '.pem') as f:
+            self.assertEqual(cert + '\n', f.read())
+        with open(base + '.key') as f:
+            self.assertEqual(key + '\n', f.read())
+        # The key is never readable by others; the PEMs are not in the
+        # relation data, only their paths.
+        self.assertEqual(0, os.stat(base + '.key').st_mode & 0o007)
+        self.assertNotIn('key-test-value', json.dumps(data))
+        self.assertIn(base + '.key', self.checked_conf)
+
+    def test_linstor_client_certificate_refused_where_it_cannot_apply(self):
+        half = testing.Secret(tracked_content={
+            'certificate': '-----BEGIN CERTIFICATE-----\nMIIC\n'
+                           '-----END CERTIFICATE-----'})
+        config = {'backend-type': 'linstor', 'protocol': 'drbd',
+                  'linstor-uris': 'https://10.0.0.1:3371',
+                  'linstor-client-certificate': half.id}
+        self.assert_blocked(config, [half], ['linstor-client-certificate',
+                                             'private key'])
+        whole = testing.Secret(tracked_content={
+            'certificate': half.tracked_content['certificate'],
+            'key': '-----BEGIN EC PRIVATE KEY-----\nk\n'
+                   '-----END EC PRIVATE KEY-----'})
+        config, secret = self.k2(**{'linstor-client-certificate': whole.id})
+        self.assert_blocked(config, [secret, whole], [
+            'linstor-client-certificate', 'linstor only'])
+
     # -- blocked, with the reason --------------------------------------------
     def assert_blocked(self, config, secrets, words):
         out, data = self.run_config(config, secrets)
