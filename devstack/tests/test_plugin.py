@@ -23,11 +23,14 @@ import configparser
 import os
 import shutil
 import socket
+import ssl
 import stat
 import subprocess
 import sys
 import tempfile
 import unittest
+import urllib.error
+import urllib.request
 
 from cinder_driver.common import compat
 
@@ -243,6 +246,52 @@ class PluginTestCase(unittest.TestCase):
         self.assertFalse(os.path.exists(pidfile))
         self.run_plugin('clean', **env)
         self.assertFalse(os.path.exists(os.path.dirname(pidfile)))
+
+    def test_reference_array_linstor_port_with_authentication(self):
+        env = {'CINDER_FLASH_ARRAY_PORT': str(free_port()),
+               'CINDER_FLASH_ARRAY_ISCSI_PORT': str(free_port()),
+               'CINDER_FLASH_ARRAY_LINSTOR_PORT': str(free_port()),
+               'CINDER_FLASH_BACKENDS': 'linstor:drbd-1',
+               'CINDER_FLASH_ARRAY_LINSTOR_AUTH': 'basic'}
+        self.run_plugin('configure', 'stack:post-config', **env)
+        data_dir = os.path.join(self.env['DATA_DIR'], 'cinder-flash-array')
+        with open(os.path.join(data_dir, 'array.pid')) as f:
+            pid = int(f.read())
+        self.addCleanup(_kill, pid)
+        section = self.ini('CINDER_CONF')['drbd-1']
+        port = env['CINDER_FLASH_ARRAY_LINSTOR_PORT']
+        self.assertEqual((
+            'https://127.0.0.1:' + port, 'cinder',
+            os.path.join(data_dir, 'array-cert.pem')), (
+                section['linstor_uris'], section['linstor_username'],
+                section['linstor_trusted_ca']))
+        with open('/proc/%d/cmdline' % pid, 'rb') as f:
+            self.assertNotIn(section['linstor_password'].encode(), f.read())
+        # Without credentials the port answers 401; the driver's own
+        # check, with them, finds the backend ready.
+        ctx = ssl.create_default_context(
+            cafile=section['linstor_trusted_ca'])
+        ctx.check_hostname = False
+        with self.assertRaises(urllib.error.HTTPError) as caught:
+            urllib.request.urlopen('https://127.0.0.1:%s/v1/nodes' % port,
+                                   context=ctx, timeout=30)
+        self.assertEqual(401, caught.exception.code)
+        check = subprocess.run(
+            [sys.executable, '-m', 'cinder_driver.cmd.cli', 'check',
+             '--config-file', self.env['CINDER_CONF'], '--backend',
+             'drbd-1'], capture_output=True, text=True, cwd=ROOT,
+            timeout=120)
+        self.assertEqual(0, check.returncode, check.stdout + check.stderr)
+        self.assertIn('backend drbd-1: ready', check.stdout)
+        self.run_plugin('unstack', **env)
+        self.assertFalse(_alive(pid))
+
+    def test_unknown_linstor_auth_stops_the_run(self):
+        result = self.run_plugin('configure', check=False,
+                                 CINDER_FLASH_BACKENDS='linstor:drbd-1',
+                                 CINDER_FLASH_ARRAY_LINSTOR_AUTH='ldap')
+        self.assertNotEqual(0, result.returncode)
+        self.assertIn('CINDER_FLASH_ARRAY_LINSTOR_AUTH=ldap', result.stderr)
 
 
 def _alive(pid):
