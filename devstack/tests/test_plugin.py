@@ -74,6 +74,16 @@ class PluginTestCase(unittest.TestCase):
         parser.read(self.env[name])
         return parser
 
+    def assert_ready(self, backend):
+        """``cinder-flash check`` passes on the written section."""
+        check = subprocess.run(
+            [sys.executable, '-m', 'cinder_driver.cmd.cli', 'check',
+             '--config-file', self.env['CINDER_CONF'], '--backend',
+             backend], capture_output=True, text=True, cwd=ROOT,
+            timeout=120)
+        self.assertEqual(0, check.returncode, check.stdout + check.stderr)
+        self.assertIn('backend %s: ready' % backend, check.stdout)
+
     def stub_log(self):
         with open(self.env['STUB_LOG']) as f:
             return f.read().splitlines()
@@ -234,13 +244,7 @@ class PluginTestCase(unittest.TestCase):
             st = os.stat(os.path.join(data_dir, name))
             want = 0o700 if stat.S_ISDIR(st.st_mode) else 0o600
             self.assertEqual(want, stat.S_IMODE(st.st_mode), name)
-        check = subprocess.run(
-            [sys.executable, '-m', 'cinder_driver.cmd.cli', 'check',
-             '--config-file', self.env['CINDER_CONF'], '--backend',
-             'k2-iscsi'], capture_output=True, text=True, cwd=ROOT,
-            timeout=120)
-        self.assertEqual(0, check.returncode, check.stdout + check.stderr)
-        self.assertIn('backend k2-iscsi: ready', check.stdout)
+        self.assert_ready('k2-iscsi')
         self.run_plugin('unstack', **env)
         self.assertFalse(_alive(pid))
         self.assertFalse(os.path.exists(pidfile))
@@ -276,13 +280,7 @@ class PluginTestCase(unittest.TestCase):
             urllib.request.urlopen('https://127.0.0.1:%s/v1/nodes' % port,
                                    context=ctx, timeout=30)
         self.assertEqual(401, caught.exception.code)
-        check = subprocess.run(
-            [sys.executable, '-m', 'cinder_driver.cmd.cli', 'check',
-             '--config-file', self.env['CINDER_CONF'], '--backend',
-             'drbd-1'], capture_output=True, text=True, cwd=ROOT,
-            timeout=120)
-        self.assertEqual(0, check.returncode, check.stdout + check.stderr)
-        self.assertIn('backend drbd-1: ready', check.stdout)
+        self.assert_ready('drbd-1')
         self.run_plugin('unstack', **env)
         self.assertFalse(_alive(pid))
 
