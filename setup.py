@@ -14,6 +14,20 @@
 
 import setuptools
 
+# The reference array's data path in C: built with the package, against
+# Debian's libzstd-dev and libsqlite3-dev (tools/run installs them).
+NATIVE = setuptools.Extension(
+    'reference_array.native._native',
+    sources=['reference_array/native/%s.c' % name for name in
+             ('module', 'store', 'settle', 'runs', 'tables', 'blake3',
+              'lock', 'path', 'pdu')],
+    depends=['reference_array/native/%s.h' % name for name in
+             ('native', 'store', 'tables', 'path')],
+    libraries=['zstd', 'sqlite3'],
+    extra_compile_args=['-O3', '-std=gnu11', '-Wall',
+                        '-Wno-missing-field-initializers'])
+
 setuptools.setup(
     setup_requires=['pbr>=6.0.0'],
-    pbr=True)
+    pbr=True,
+    ext_modules=[NATIVE])

@@ -25,6 +25,7 @@ import uuid
 
 from reference_array.core import devices
 from reference_array.core import engine as engine_mod
+from reference_array.core import native_engine
 from reference_array.core import store as store_mod
 from reference_array.http import faults as faults_mod
 from reference_array.http import server as http_server
@@ -123,7 +124,7 @@ class Array(object):
         private.precreate(db_path)
         self.store = store_mod.Store(
             db_path, key_functions=k2_models.KEY_FUNCTIONS)
-        self.engine = engine_mod.Engine(self.store)
+        self.engine = native_engine.create(self.store)
         self.faults = faults_mod.Injector(seed=args.fault_seed)
         if args.faults:
             with open(args.faults) as f:
@@ -192,7 +193,8 @@ class Array(object):
                 self.config['system_id'],
                 self.config[linstor_exporter.CHAP_KEY]),
             k2_exporter.K2Exporter(records, self.engine,
-                                   self.config['system_id'])])
+                                   self.config['system_id'])],
+            engine=self.engine)
         self.target = iscsi.Target(self.exports, host, args.iscsi_port)
         self._stopped = threading.Event()
 

@@ -125,6 +125,16 @@ class Device(object):
         with self.store.lock:
             return self.engine.allocated_run(self._current(), offset, limit)
 
+    # The volume a connection's native data path counts I/O for (-1:
+    # none).
+    counter_id = -1
+
+    def native_view(self):
+        """(layer chain, blocks, read_only, counter id) of the device,
+        for a connection's native data path (store lock held)."""
+        return (self.engine.chain(self._current()), self.blocks,
+                self.read_only, self.counter_id)
+
 
 def blocks_of(size_kib):
     """Device size in SCSI blocks of an object ``size_kib`` large."""
@@ -146,10 +156,13 @@ class Exporter(object):
 class Exports(object):
     """The target's one view over every dialect's exporter."""
 
-    def __init__(self, store, iqn, exporters):
+    def __init__(self, store, iqn, exporters, engine=None):
         self.store = store
         self.iqn = iqn
         self.exporters = tuple(exporters)
+        # The engine behind every device: a connection runs its data
+        # path natively when the engine offers one (``data_path``).
+        self.engine = engine
 
     def generation(self):
         return self.store.generation

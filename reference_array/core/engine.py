@@ -71,6 +71,8 @@ SETTLE_BATCH = 128
 # Between two batches stored in the background.
 PAUSE = 0.005
 CACHE_LIMIT = 32 * 1024 * 1024
+COUNTERS = ('read_ops', 'write_ops', 'read_bytes', 'write_bytes',
+            'read_seconds', 'write_seconds')
 # SQLite's default limit on host parameters is well above this.
 BATCH = 500
 # Bounds of one allocation-status answer: chunks of a data run looked at,
@@ -238,12 +240,10 @@ class Engine(object):
         self._local = threading.local()
         self._level = level
         # ops, bytes and busy seconds per direction, for stats/system.
-        self.counters = {'read_ops': 0, 'write_ops': 0, 'read_bytes': 0,
-                         'write_bytes': 0, 'read_seconds': 0.0,
-                         'write_seconds': 0.0}
-        self.volume_counters = {}
+        self._counters = dict.fromkeys(COUNTERS, 0)
+        self._volume_counters = {}
         # Work done, by kind: what the shape tests count.
-        self.work = collections.Counter()
+        self._work = collections.Counter()
         # Layers never change parent, so chains are cached until a layer
         # is deleted; chunk ids are handed out here so a write can insert
         # all its chunks in one statement.
@@ -270,6 +270,31 @@ class Engine(object):
                 'SELECT COALESCE(MAX(id), 0) FROM chunks').fetchone()[0]
         self._recover_segments()
 
+    @property
+    def work(self):
+        """Work done, by kind: what the shape tests count."""
+        return self._work
+
+    @property
+    def counters(self):
+        """I/O so far: ops, bytes and busy seconds per direction."""
+        return self._counters
+
+    @property
+    def volume_counters(self):
+        """{volume id: its counters} (volumes that had I/O)."""
+        return self._volume_counters
+
+    def drop_cache(self):
+        """Forget every decompressed chunk (the next reads fetch)."""
+        with self.lock:
+            self._cache.clear()
+            self._cache_bytes = 0
+
+    def _drop_retired(self):
+        """Remove the segments retired (their records moved or freed)."""
+        self.segments.drop_retired()
+
     def _recover_segments(self):
         """Count what each segment holds; remove those nothing points at.
 
@@ -285,7 +310,7 @@ class Engine(object):
                     self.segments.retire(seg)
             self.segments.sync(everything=True)
             self.store.sync()
-            self.segments.drop_retired()
+            self._drop_retired()
 
     def _before_transaction(self):
         """Staged writes are stored before a transaction begins; before a
@@ -336,8 +361,8 @@ class Engine(object):
     def count_volume(self, volume_id, direction, nbytes, seconds):
         """Per-volume I/O counters (K2 stats/volumes)."""
         with self.lock:
-            mine = self.volume_counters.setdefault(
-                volume_id, dict.fromkeys(self.counters, 0))
+            mine = self._volume_counters.setdefault(
+                volume_id, dict.fromkeys(COUNTERS, 0))
             mine[direction + '_ops'] += 1
             mine[direction + '_bytes'] += nbytes
             mine[direction + '_seconds'] += seconds
@@ -415,7 +440,7 @@ class Engine(object):
             row = self.db.execute('SELECT parent FROM layers WHERE id = ?',
                                   (walk,)).fetchone()
             walk = row[0] if row else None
-        self._chains[layer] = chain
+        chain = self._chains[layer] = tuple(chain)
         return chain
 
     def _layer_dedup(self, layer):
@@ -480,8 +505,8 @@ class Engine(object):
             self._cache.move_to_end(chunk)
             return data
         data = self._codec()[1].decompress(self._packed(chunk, where))
-        self.work['chunks_fetched'] += 1
-        self.work['bytes_decompressed'] += len(data)
+        self._work['chunks_fetched'] += 1
+        self._work['bytes_decompressed'] += len(data)
         self._cache[chunk] = data
         self._cache_bytes += len(data)
         while self._cache_bytes > self._cache_limit:
@@ -514,7 +539,7 @@ class Engine(object):
                     return self._apply(layer, idx, entry, (
                         self._content(chunk) if chunk is not None
                         else self._read_chunk(chain[n + 1:], idx)))
-            self.work['map_probes'] += 1
+            self._work['map_probes'] += 1
             row = self.db.execute(
                 'SELECT m.chunk, c.seg, c.off, c.size FROM maps m LEFT JOIN '
                 'chunks c ON c.id = m.chunk WHERE m.layer = ? AND m.idx = ?',
@@ -526,7 +551,7 @@ class Engine(object):
         return None
 
     def _map_entry(self, layer, idx):
-        self.work['map_probes'] += 1
+        self._work['map_probes'] += 1
         row = self.db.execute(
             'SELECT chunk FROM maps WHERE layer = ? AND idx = ?',
             (layer, idx)).fetchone()
@@ -537,7 +562,7 @@ class Engine(object):
 
     def _apply(self, layer, idx, patch, base):
         """Stage a patch as the whole chunk it makes of ``base``."""
-        self.work['patches_resolved'] += 1
+        self._work['patches_resolved'] += 1
         block = patch.over(base)
         block = None if block == self._zero else block
         self._dirty[(layer, idx)] = block
@@ -576,10 +601,10 @@ class Engine(object):
     # -- data path -----------------------------------------------------------
     def _count(self, direction, nbytes, started):
         with self.lock:
-            self.counters[direction + '_ops'] += 1
-            self.counters[direction + '_bytes'] += nbytes
-            self.counters[direction + '_seconds'] += (time.monotonic()
-                                                      - started)
+            self._counters[direction + '_ops'] += 1
+            self._counters[direction + '_bytes'] += nbytes
+            self._counters[direction + '_seconds'] += (time.monotonic()
+                                                       - started)
 
     def read(self, layer, offset, length):
         started = time.monotonic()
@@ -652,7 +677,7 @@ class Engine(object):
         if self._space_left is None or self._since_check >= SPACE_CHECK:
             fs = os.statvfs(self.segments.dir)
             self._space_left = (fs.f_bavail * fs.f_frsize -
-                                len(self._dirty) * self.chunk)
+                                self._staged_bytes())
             self._since_check = size
         if self._space_left - self._since_check >= self.reserve:
             return
@@ -665,6 +690,10 @@ class Engine(object):
         raise NoSpace('%d bytes free on the filesystem, %d kept in reserve'
                       % (max(self._space_left - self._since_check, 0),
                          self.reserve))
+
+    def _staged_bytes(self):
+        """Bytes staged, not yet stored (counted as if uncompressed)."""
+        return len(self._dirty) * self.chunk
 
     def _reclaim(self, compactions=RECLAIM_COMPACTIONS):
         """Give back the space of segments freed by deletes and UNMAP:
@@ -687,7 +716,7 @@ class Engine(object):
         dropped = bool(self.segments.retired)
         self.segments.sync()
         self.store.sync()
-        self.segments.drop_retired()
+        self._drop_retired()
         if dropped:
             self._space_left = None
         return dropped
@@ -696,7 +725,7 @@ class Engine(object):
         """(filesystem bytes, bytes free for data above the reserve)."""
         fs = os.statvfs(self.segments.dir)
         with self.lock:
-            staged = len(self._dirty) * self.chunk
+            staged = self._staged_bytes()
         return self.fs_bytes, max(fs.f_bavail * fs.f_frsize - staged -
                                   self.reserve, 0)
 
@@ -823,7 +852,7 @@ class Engine(object):
                     'UPDATE chunks SET seg = ?, off = ? WHERE id = ?',
                     [(s, off, chunk) for (s, off), (chunk, _d) in
                      zip(moved, live)])
-        self.work['segments_compacted'] += 1
+        self._work['segments_compacted'] += 1
         self.segments.retire(seg)
 
     def _select_in(self, sql, keys, *args):
@@ -1002,7 +1031,7 @@ class Engine(object):
             end = (offset + limit + self.chunk - 1) // self.chunk
             window = min(end, first + RUN_WINDOW)
             if len(chain) == 1:
-                self.work['map_probes'] += 1
+                self._work['map_probes'] += 1
                 count, = self.db.execute(
                     'SELECT COUNT(*) FROM maps WHERE layer = ? AND idx >= ? '
                     'AND idx < ? AND chunk != 0',
@@ -1020,7 +1049,7 @@ class Engine(object):
 
     def _allocated(self, chain, idx):
         """Whether chunk ``idx`` of an image holds data: one probe."""
-        self.work['map_probes'] += 1
+        self._work['map_probes'] += 1
         if len(chain) == 1:
             row = self.db.execute(
                 'SELECT chunk FROM maps WHERE layer = ? AND idx = ?',
@@ -1028,7 +1057,7 @@ class Engine(object):
             return bool(row and row[0] != ZERO)
         found = dict(self.db.execute(
             'SELECT layer, chunk FROM maps WHERE idx = ? AND layer IN (%s)'
-            % ','.join('?' * len(chain)), [idx] + chain))
+            % ','.join('?' * len(chain)), (idx, *chain)))
         for anc in chain:
             if anc in found:
                 return found[anc] != ZERO
@@ -1036,13 +1065,13 @@ class Engine(object):
 
     def _data_run_end(self, chain, first, end):
         """First chunk in [first, end) that is a hole (or ``end``)."""
-        self.work['map_probes'] += 1
+        self._work['map_probes'] += 1
         marks = ','.join('?' * len(chain))
         rank = {anc: n for n, anc in enumerate(chain)}
         top = {}
         for anc, idx, chunk in self.db.execute(
                 'SELECT layer, idx, chunk FROM maps WHERE layer IN (%s) '
-                'AND idx >= ? AND idx < ?' % marks, chain + [first, end]):
+                'AND idx >= ? AND idx < ?' % marks, (*chain, first, end)):
             if idx not in top or rank[anc] < top[idx][0]:
                 top[idx] = (rank[anc], chunk)
         for idx in range(first, end):
@@ -1057,7 +1086,7 @@ class Engine(object):
         for _n in range(RUN_PROBES):
             nearest = end
             for anc in chain:
-                self.work['map_probes'] += 1
+                self._work['map_probes'] += 1
                 row = self.db.execute(
                     'SELECT idx FROM maps WHERE layer = ? AND idx >= ? AND '
                     'idx < ? AND chunk != 0 ORDER BY idx LIMIT 1',
@@ -1083,7 +1112,7 @@ class Engine(object):
             if base is not None and base in chain:
                 layers = chain[:chain.index(base)]
             else:
-                layers = chain + (self._chain(base) if base else [])
+                layers = chain + (self._chain(base) if base else ())
             idxs = set()
             for anc in layers:
                 idxs.update(idx for (idx,) in self.db.execute(

@@ -31,7 +31,8 @@ import contextlib
 import hashlib
 import json
 import sqlite3
-import threading
+
+from reference_array import native
 
 from reference_array.core import query as query_mod
 
@@ -112,9 +113,10 @@ class Store(object):
         self._db.execute('PRAGMA journal_mode=WAL')
         self._db.execute('PRAGMA synchronous=FULL')
         self._db.executescript(SCHEMA)
-        # One writer at a time; REST calls are short, the data path does
-        # not take this lock.
-        self.lock = threading.RLock()
+        # One writer at a time; REST calls are short. Reentrant; the
+        # native data path of each iSCSI connection takes it without the
+        # GIL (a threading.RLock cannot be taken so).
+        self.lock = native.lock()
         self._depth = 0
         # Bumped by every durable (object) change; readers that cache a
         # view of the objects compare it to know when to look again.
@@ -123,6 +125,7 @@ class Store(object):
         # stores its staged writes there, so that they never join (and
         # roll back with) a transaction that is not theirs.
         self._before_transaction = None
+        self._before_close = None
         self._add_keys()
 
     @property
@@ -143,6 +146,11 @@ class Store(object):
         """
         self._before_transaction = callback
 
+    def call_before_close(self, callback):
+        """Run ``callback`` (lock held) before the database closes: the
+        engine's native store releases its statements on it there."""
+        self._before_close = callback
+
     def _add_keys(self):
         """Key every object of a database written before object_keys."""
         if self._db.execute('PRAGMA user_version').fetchone()[0] >= KEYED:
@@ -157,6 +165,8 @@ class Store(object):
 
     def close(self):
         with self.lock:
+            if self._before_close is not None:
+                self._before_close()
             self._db.close()
 
     @contextlib.contextmanager

@@ -39,6 +39,8 @@ class LUN(devices.Device):
             digest.digest()[1:16]
         super().__init__(records.store, engine, devices.blocks_of(obj.size),
                          serial, naa, read_only)
+        if self.ref.kind == models.Volume.KIND:
+            self.counter_id = self.ref.id
 
     def _layer(self):
         obj = self.records.resolve(self.ref)

@@ -23,13 +23,16 @@ import sys
 import textwrap
 from unittest import mock
 
+import blake3
 import fixtures
 import testtools
 import zstandard
 
 from reference_array.core import engine
+from reference_array.core import native_engine
 from reference_array.core import segments
 from reference_array.core import store as metadata
+from reference_array import native
 
 CHUNK = engine.DEFAULT_CHUNK
 
@@ -39,10 +42,12 @@ def _open_engine(test):
     test.dir = test.useFixture(fixtures.TempDir()).path
     test.store = metadata.Store(os.path.join(test.dir, 'a.db'))
     test.addCleanup(test.store.close)
-    test.engine = engine.Engine(test.store)
+    test.engine = getattr(test, 'engine_class', engine.Engine)(test.store)
 
 
 class EngineTestCase(testtools.TestCase):
+
+    engine_class = engine.Engine
 
     def setUp(self):
         super().setUp()
@@ -163,7 +168,7 @@ class EngineTestCase(testtools.TestCase):
         self.engine.write(vol, CHUNK + 500, b'd' * 10)
         expected[CHUNK + 500:CHUNK + 510] = b'd' * 10
         self.engine.flush()
-        reopened = engine.Engine(metadata.Store(
+        reopened = self.engine_class(metadata.Store(
             os.path.join(self.dir, 'a.db')))
         self.assertEqual(bytes(expected), reopened.read(vol, 0, 2 * CHUNK))
         reopened.store.close()
@@ -182,7 +187,7 @@ class EngineTestCase(testtools.TestCase):
         self.assertEqual(original, self.engine.read(frozen, 0, CHUNK))
 
     def test_staged_writes_are_stored_at_the_limit(self):
-        small = engine.Engine(self.store, dirty_limit=4 * CHUNK)
+        small = self.engine_class(self.store, dirty_limit=4 * CHUNK)
         vol = small.new_layer()
         small.write(vol, 0, os.urandom(3 * CHUNK))
         self.assertEqual(0, self._stored_maps())
@@ -209,7 +214,7 @@ class EngineTestCase(testtools.TestCase):
                 self.engine.freeze(vol)
                 raise Refused()
         self.engine.flush()
-        reopened = engine.Engine(metadata.Store(
+        reopened = self.engine_class(metadata.Store(
             os.path.join(self.dir, 'a.db')))
         self.addCleanup(reopened.store.close)
         self.assertEqual(data, reopened.read(vol, 0, CHUNK))
@@ -218,7 +223,10 @@ class EngineTestCase(testtools.TestCase):
         vol = self.engine.new_layer()
         first, second = os.urandom(CHUNK), os.urandom(CHUNK)
         self.engine.write(vol, 0, first)
-        with mock.patch.object(self.engine, '_put_blocks',
+        # Where each engine stores a batch.
+        seam = ('_store_batch' if hasattr(self.engine, '_store_batch')
+                else '_put_blocks')
+        with mock.patch.object(self.engine, seam,
                                side_effect=sqlite3.OperationalError(
                                    'database or disk is full')):
             self.assertRaises(engine.NoSpace, self.engine.flush)
@@ -398,6 +406,8 @@ class StoreTestCase(testtools.TestCase):
 
 
 class SegmentsTestCase(testtools.TestCase):
+
+    engine_class = engine.Engine
     """Chunk data in segment files: overwrites, compaction, bounded reads."""
 
     def setUp(self):
@@ -405,7 +415,7 @@ class SegmentsTestCase(testtools.TestCase):
         self.dir = self.useFixture(fixtures.TempDir()).path
         self.path = os.path.join(self.dir, 'a.db')
         self.store = metadata.Store(self.path)
-        self.engine = engine.Engine(self.store)
+        self.engine = self.engine_class(self.store)
         self.addCleanup(self._close)
         self.engine.segments.segment_bytes = 256 * 1024
         # Many small segments, few open at once.
@@ -448,7 +458,7 @@ class SegmentsTestCase(testtools.TestCase):
             self.assertEqual(data, self.engine.read(vol, offset, 4096))
         self._close()
         self.store = metadata.Store(self.path)
-        self.engine = engine.Engine(self.store)
+        self.engine = self.engine_class(self.store)
         for offset, data in sorted(image.items())[:64]:
             self.assertEqual(data, self.engine.read(vol, offset, 4096))
 
@@ -469,8 +479,7 @@ class SegmentsTestCase(testtools.TestCase):
         offset = 37 * CHUNK + 8192
 
         def one_read(vol):
-            self.engine._cache.clear()
-            self.engine._cache_bytes = 0
+            self.engine.drop_cache()
             return self._work(lambda: self.engine.read(vol, offset, 4096))
         first = one_read(fresh)
         self.assertEqual({'map_probes': 1, 'chunks_fetched': 1,
@@ -503,6 +512,8 @@ class SegmentsTestCase(testtools.TestCase):
 
 class MigrationTestCase(testtools.TestCase):
 
+    engine_class = engine.Engine
+
     def test_chunks_with_data_in_the_row_are_moved(self):
         path = os.path.join(self.useFixture(fixtures.TempDir()).path, 'a.db')
         data = os.urandom(CHUNK)
@@ -533,7 +544,7 @@ class MigrationTestCase(testtools.TestCase):
         db.close()
         store = metadata.Store(path)
         self.addCleanup(store.close)
-        eng = engine.Engine(store)
+        eng = self.engine_class(store)
         self.assertEqual(data, eng.read(1, 2 * CHUNK, CHUNK))
         self.assertEqual((CHUNK, len(packed)), eng.usage([1]))
         eng.release(1)
@@ -546,9 +557,12 @@ class MigrationTestCase(testtools.TestCase):
 WRITER = textwrap.dedent("""
     import os, sys
     from reference_array.core import engine
+    from reference_array.core import native_engine
     from reference_array.core import store as metadata
+    ENGINES = {'Engine': engine.Engine,
+               'NativeEngine': native_engine.NativeEngine}
     store = metadata.Store(sys.argv[1])
-    eng = engine.Engine(store)
+    eng = ENGINES[sys.argv[3]](store)
     layer = eng.new_layer()
     print(layer, flush=True)
     n = 0
@@ -563,6 +577,8 @@ WRITER = textwrap.dedent("""
 
 class CrashTestCase(testtools.TestCase):
 
+    engine_class = engine.Engine
+
     def test_flushed_writes_survive_kill_9(self):
         self._crash_and_check('flush')
 
@@ -575,7 +591,8 @@ class CrashTestCase(testtools.TestCase):
         for _round in range(3):
             if os.path.exists(db):
                 os.unlink(db)
-            proc = subprocess.Popen([sys.executable, '-c', WRITER, db, how],
+            proc = subprocess.Popen([sys.executable, '-c', WRITER, db, how,
+                                     self.engine_class.__name__],
                                     stdout=subprocess.PIPE, text=True)
             layer = int(proc.stdout.readline())
             acked = -1
@@ -585,8 +602,64 @@ class CrashTestCase(testtools.TestCase):
             proc.wait()
             proc.stdout.close()
             store = metadata.Store(db)
-            eng = engine.Engine(store)
+            eng = self.engine_class(store)
             for n in range(acked + 1):
                 self.assertEqual((b'%08d' % n) * 512,
                                  eng.read(layer, n * 4096, 4096), n)
+            store.close()
+
+
+# The same tests on the native data path (reference_array/native).
+@testtools.skipUnless(native.AVAILABLE, 'native data path: %s' % native.WHY_NOT)
+class NativeEngineTestCase(EngineTestCase):
+    engine_class = native_engine.NativeEngine
+
+
+@testtools.skipUnless(native.AVAILABLE, 'native data path: %s' % native.WHY_NOT)
+class NativeSegmentsTestCase(SegmentsTestCase):
+    engine_class = native_engine.NativeEngine
+
+
+@testtools.skipUnless(native.AVAILABLE, 'native data path: %s' % native.WHY_NOT)
+class NativeMigrationTestCase(MigrationTestCase):
+    engine_class = native_engine.NativeEngine
+
+
+@testtools.skipUnless(native.AVAILABLE, 'native data path: %s' % native.WHY_NOT)
+class NativeCrashTestCase(CrashTestCase):
+    engine_class = native_engine.NativeEngine
+
+
+@testtools.skipUnless(native.AVAILABLE, 'native data path: %s' % native.WHY_NOT)
+class NativeFormatTestCase(testtools.TestCase):
+    """The native store writes what the Python engine reads, and back."""
+
+    def test_digest_is_blake3(self):
+        for size in (0, 1, 64, 1023, 1024, 1025, 4096, 5000, CHUNK):
+            data = os.urandom(size)
+            self.assertEqual(blake3.blake3(data).digest(),
+                             native._native.blake3(data), size)
+
+    def test_each_engine_reads_what_the_other_wrote(self):
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path, 'a.db')
+        image = {}
+        for writer in (native_engine.NativeEngine, engine.Engine,
+                       native_engine.NativeEngine):
+            store = metadata.Store(path)
+            eng = writer(store)
+            layer = image.setdefault('layer', eng.new_layer())
+            for _n in range(64):
+                offset = random.randrange(256) * 4096
+                data = os.urandom(2048) * 2
+                eng.write(layer, offset, data)
+                image[offset] = data
+            eng.close()
+            store.close()
+            store = metadata.Store(path)
+            other = (engine.Engine if writer is not engine.Engine
+                     else native_engine.NativeEngine)(store)
+            for offset, data in image.items():
+                if offset != 'layer':
+                    self.assertEqual(data, other.read(layer, offset, 4096))
+            other.close()
             store.close()

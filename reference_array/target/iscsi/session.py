@@ -25,6 +25,7 @@ import logging
 import socket
 
 from reference_array.target.iscsi import errors
+from reference_array.target.iscsi import fastpath
 from reference_array.target.iscsi import limits as limits_mod
 from reference_array.target.iscsi import login as login_mod
 from reference_array.target.iscsi import params
@@ -73,6 +74,8 @@ class Session(object):
         # initiators pipeline up to the command window.
         self._pending = collections.deque()
         self._pending_bytes = 0
+        # READ, WRITE and GET LBA STATUS in native code, once logged in.
+        self._fast = None
         self._handlers = {
             Op.SCSI_COMMAND: self.scsi_command,
             Op.NOP_OUT: self.nop,
@@ -116,12 +119,16 @@ class Session(object):
                 self.conn.flush()
             except OSError:
                 pass
+            if self._fast:
+                self._fast.close()
 
     def _next(self):
         if self._pending:
             pdu = self._pending.popleft()
             self._pending_bytes -= len(pdu.data)
             return pdu
+        if self._fast:
+            return self._fast.read_pdu()
         return self.conn.read_pdu()
 
     def _hold(self, pdu):
@@ -205,6 +212,7 @@ class Session(object):
             self.conn.set_deadline(None)
             self.initiator = self.login_state.initiator
             self.discovery = self.login_state.discovery
+            self._fast = fastpath.FastPath.offer(self)
             LOG.info('iSCSI %s session from %s (%s)',
                      'discovery' if self.discovery else 'normal',
                      self.peer, self.initiator)
@@ -238,7 +246,11 @@ class Session(object):
         cdb = pdu.cdb
         needed = scsi.data_out_length(cdb)
         data_out = pdu.data
-        if data_out and (not self.negotiated.immediate_data or len(
+        # A write whose data the native data path received (within the
+        # negotiated bursts, into its own bounded buffer).
+        collected = getattr(pdu, 'collected', False)
+        if data_out and not collected and (
+                not self.negotiated.immediate_data or len(
                 data_out) > min(self.negotiated.first_burst, edtl)):
             return self.reject(pdu, pdus.PROTOCOL_ERROR)
         write = pdu.flags & pdus.WRITE and needed
@@ -249,6 +261,9 @@ class Session(object):
                       else None)
         if sense_data is not None:
             return self._response(pdu, scsi.CHECK_CONDITION, sense_data)
+        if collected:
+            return self._execute(pdu, lun, luns, cdb, edtl, needed,
+                                 data_out, 0)
         size = (min(needed, edtl) if write else
                 min(edtl, scsi.MAX_TRANSFER) if pdu.flags & pdus.READ
                 else 0)

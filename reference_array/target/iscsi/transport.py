@@ -132,6 +132,20 @@ class TCPConnection(object):
         if pdus.pad(length):
             self.recv_exact(pdus.pad(length))
 
+    def take_buffered(self):
+        """Every byte received and not yet read (the buffer is emptied)."""
+        data = bytes(self._in[self._start:self._end])
+        self._start = self._end = 0
+        return data
+
+    def unread(self, data):
+        """Put back bytes received (into an empty buffer), to be read
+        next."""
+        if len(data) > len(self._in):
+            self._in = bytearray(len(data) + READ_SIZE)
+        self._in[:len(data)] = data
+        self._start, self._end = 0, len(data)
+
     def read_pdu(self):
         pdu, length = self.read_header()
         pdu.data = self.read_data(length)

@@ -1,0 +1,263 @@
+"""The engine with its data path in native code (``reference_array.native``).
+
+Staging (the write-back cache), reads through the cache of decompressed
+chunks, allocation status and storing batches of chunks (BLAKE3 digests,
+zstd compression, segment records and rows) run in C, on the engine's
+own SQLite connection, inside the engine's transactions and under its
+lock. Everything else is the engine's: layers, accounting, compaction
+and every durable decision. The files and rows are the same as the
+pure-Python engine's, so either opens what the other wrote.
+
+Each iSCSI connection may also run its READ, WRITE and GET LBA STATUS
+in C without the GIL (``data_path``); it sees the objects' changes
+through ``epoch``, which moves before any transaction but the engine's
+own.
+"""
+
+import collections
+import logging
+import time
+
+from reference_array.core import engine as engine_mod
+from reference_array import native
+
+LOG = logging.getLogger(__name__)
+
+
+# The most the data paths may stage between two looks of the engine at
+# the filesystem (never more than it saw free above its reserve).
+ROOM_GRANT = 8 * 1024 * 1024
+
+
+def create(store, **kwargs):
+    """The engine of ``store``: native when the extension is built."""
+    cls = NativeEngine if native.AVAILABLE else engine_mod.Engine
+    return cls(store, **kwargs)
+
+
+class NativeEngine(engine_mod.Engine):
+
+    def __init__(self, store, chunk_size=engine_mod.DEFAULT_CHUNK, level=1,
+                 dirty_limit=engine_mod.DIRTY_LIMIT,
+                 cache_limit=engine_mod.CACHE_LIMIT, segment_dir=None,
+                 batch=engine_mod.SETTLE_BATCH):
+        db = store.connection
+        path = db.execute('PRAGMA database_list').fetchone()[2]
+        if segment_dir is None:
+            if not path:
+                raise ValueError('the engine needs a database file')
+            segment_dir = path + '-chunks'
+        # Before the engine's own set-up, which begins transactions.
+        self._native = native._native.Store(db, path, segment_dir,
+                                            chunk_size, level, cache_limit)
+        super().__init__(store, chunk_size, level, dirty_limit, cache_limit,
+                         segment_dir, batch)
+        store.call_before_close(self._native.close)
+        with self.lock:
+            # Chunk ids are handed out by the native store.
+            self._native.last_chunk = self._last_chunk
+
+    # -- what the native store counts as well ---------------------------------
+    @property
+    def work(self):
+        out = collections.Counter(self._work)
+        out.update(self._native.work())
+        return out
+
+    @property
+    def counters(self):
+        with self.lock:
+            native_io, _volumes = self._native.counters()
+            return {key: value + native_io[key]
+                    for key, value in self._counters.items()}
+
+    @property
+    def volume_counters(self):
+        with self.lock:
+            _io, out = self._native.counters()
+            for volume, mine in self._volume_counters.items():
+                theirs = out.setdefault(
+                    volume, dict.fromkeys(engine_mod.COUNTERS, 0))
+                for key, value in mine.items():
+                    theirs[key] += value
+            return out
+
+    def drop_cache(self):
+        with self.lock:
+            self._native.clear_cache()
+
+    def _drop_retired(self):
+        for seg in self.segments.retired:
+            self._native.forget_segment(seg)
+        super()._drop_retired()
+
+    def _before_transaction(self):
+        super()._before_transaction()
+        if not self._storing:
+            # Connections look up their LUNs' layers again.
+            self._native.bump_epoch()
+
+    @property
+    def epoch(self):
+        """Changes before any transaction but the engine's own: what a
+        connection resolved (LUNs, layers) may have changed."""
+        return self._native.epoch
+
+    def chain(self, layer):
+        """The layer and its ancestors, nearest first."""
+        with self.lock:
+            return self._chain(layer)
+
+    def _layer_info(self, layer):
+        """(chain, dedup) of a layer, for the native store."""
+        return self._chain(layer), self._layer_dedup(layer)
+
+    # -- chunks ----------------------------------------------------------------
+    def _unref_chunks(self, chunks):
+        logical, freed = self._native.unref(list(chunks))
+        for seg, size in freed:
+            self.segments.freed(seg, size)
+        return logical
+
+    # -- data path ---------------------------------------------------------------
+    def read(self, layer, offset, length):
+        started = time.monotonic()
+        with self.lock:
+            data = self._native.read(self._chain(layer), offset, length)
+        self._count('read', length, started)
+        return data
+
+    def _staged_bytes(self):
+        return self._native.staged * self.chunk
+
+    def _grant_room(self):
+        """Let the connections' data paths stage what is left of the
+        room ``_room`` last saw (counted now, as if accepted), up to its
+        next look at the filesystem; a write beyond it comes here.
+        """
+        grant = min(self._space_left - self.reserve - self._since_check,
+                    ROOM_GRANT)
+        grant = max(grant, 0)
+        self._since_check += grant
+        self._native.room = grant
+
+    def _revoke_room(self):
+        """Take back what the data paths have not used of their room."""
+        self._since_check = max(self._since_check - self._native.room, 0)
+        self._native.room = 0
+
+    def write(self, layer, offset, data):
+        started = time.monotonic()
+        with self.lock:
+            self._revoke_room()
+            self._room(data)
+            self._grant_room()
+            if not self._native.staged:
+                self._staged_at = started
+            staged = self._native.write(layer, offset, data)
+            if self.store.in_transaction():
+                self._settle()
+            elif staged * self.chunk >= self._dirty_limit:
+                # The oldest few: a write never waits for a large batch.
+                self._settle(self._native.staged_keys(self._batch))
+        self._count('write', len(data), started)
+
+    def settle(self, older_than=0.0):
+        with self.lock:
+            now = time.monotonic()
+            if not self._native.staged or \
+                    now - self._staged_at < older_than:
+                return
+            keys = self._native.staged_keys()
+        for start in range(0, len(keys), self._batch):
+            if start:
+                # Let waiting I/O take the lock (it is not fair).
+                time.sleep(engine_mod.PAUSE)
+            with self.lock:
+                # Those stored meanwhile are passed over.
+                self._settle(keys[start:start + self._batch])
+        with self.lock:
+            # What is still staged was written after ``now``.
+            self._staged_at = now
+
+    def _settle(self, keys=None):
+        """Store staged chunks (``keys``, default all), one transaction.
+
+        They stay staged until it commits (or, inside a caller's
+        transaction, until they are in it).
+        """
+        if not self._native.staged:
+            return
+        theirs = self.store.in_transaction()
+        try:
+            with self._own_transaction():
+                freed = self._store_batch(keys)
+        except BaseException as e:
+            # Nothing was stored: the chunks stay staged. The data paths
+            # stage no more until the engine has looked again.
+            self._space_left = None
+            self._revoke_room()
+            if engine_mod._is_full(e):
+                raise engine_mod.NoSpace(
+                    'storing staged writes: %s' % e) from e
+            raise
+        self._native.drop_staged(keys)
+        for seg, size in freed:
+            self.segments.freed(seg, size)
+        if not theirs:
+            try:
+                self._compact(self.segments.sparse())
+            except Exception as e:
+                # Compaction only gives space back; it tries again with
+                # the next batch.
+                if not engine_mod._is_full(e):
+                    raise
+                self._space_left = None
+                self._revoke_room()
+
+    def _settle_some(self):
+        """Store the oldest staged chunks (a connection's data path
+        found the cache full)."""
+        with self.lock:
+            if self._native.staged * self.chunk >= self._dirty_limit:
+                try:
+                    self._settle(self._native.staged_keys(self._batch))
+                except engine_mod.NoSpace as e:
+                    # The write was staged within the room granted; it
+                    # stays staged, and the data paths hand the next
+                    # writes to the engine, which refuses them.
+                    LOG.warning('Staged writes not stored: %s', e)
+
+    def _store_batch(self, keys):
+        """Digest, compress, append and write the rows of staged chunks
+        (native); the records freed, [(seg, size)].
+        """
+        return self._native.settle(keys, self._layer_info,
+                                   self.segments.append)
+
+    def data_path(self, fd, timeout, negotiated):
+        """The native data path of one iSCSI connection on socket ``fd``
+        (``native/path.c``), with its session's negotiated lengths."""
+        return native._native.DataPath(
+            fd, self._native, self.lock, self, timeout,
+            negotiated.max_send_segment, negotiated.max_burst,
+            negotiated.first_burst, negotiated.immediate_data,
+            max(1, self._dirty_limit // self.chunk))
+
+    @engine_mod._settled
+    def allocated_run(self, layer, offset, limit):
+        with self.lock:
+            return self._native.allocated_run(self._chain(layer), offset,
+                                              limit)
+
+    @engine_mod._settled
+    def read_chunks(self, layer, idxs):
+        with self.lock:
+            idxs = list(idxs)
+            return list(zip(idxs, self._native.read_chunks(
+                self._chain(layer), idxs)))
+
+    def close(self):
+        with self.lock:
+            super().close()
+            self._native.close()

@@ -1,0 +1,666 @@
+/* reference_array.native._native: the Store type and the digest. */
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "path.h"
+
+PyObject *native_db_error;
+static PyObject *connection_type;
+
+#define ENTER(s) do { \
+        if ((s)->busy) { \
+            PyErr_SetString(PyExc_RuntimeError, \
+                            "the store is in use: hold the engine lock"); \
+            return NULL; \
+        } \
+        if (!(s)->db) { \
+            PyErr_SetString(PyExc_ValueError, "the store is closed"); \
+            return NULL; \
+        } \
+        (s)->busy = 1; \
+    } while (0)
+#define LEAVE(s) ((s)->busy = 0)
+
+static void store_release(Store *s)
+{
+    for (int i = 0; i < N_STMTS; i++) {
+        sqlite3_finalize(s->stmts[i]);
+        s->stmts[i] = NULL;
+    }
+    for (int i = 0; i < OPEN_SEGMENTS; i++) {
+        if (s->fds[i].fd >= 0)
+            close(s->fds[i].fd);
+        s->fds[i].fd = -1;
+    }
+    staged_clear(&s->staged);
+    cache_clear(&s->cache);
+    free(s->volumes);
+    s->volumes = NULL;
+    s->volumes_count = s->volumes_cap = 0;
+    s->db = NULL;
+    Py_CLEAR(s->conn);
+}
+
+static int Store_init(Store *s, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"connection", "database", "segment_dir",
+                            "chunk_size", "level", "cache_limit", NULL};
+    PyObject *conn;
+    const char *database, *segdir;
+    Py_ssize_t chunk, cache_limit;
+    int level;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "Ossnin", names, &conn,
+                                     &database, &segdir, &chunk, &level,
+                                     &cache_limit))
+        return -1;
+    if (chunk < 512 || chunk > NATIVE_DIGEST_MAX_CHUNKS * 1024 ||
+            chunk % 512) {
+        PyErr_SetString(PyExc_ValueError, "chunk_size: a multiple of 512 "
+                        "up to 64 KiB");
+        return -1;
+    }
+    /* The handle of the engine's connection, so that the store's rows
+     * go in the engine's transactions; it must name the same file. */
+    int is_conn = PyObject_IsInstance(conn, connection_type);
+    if (is_conn <= 0) {
+        if (!is_conn)
+            PyErr_SetString(PyExc_TypeError, "a sqlite3.Connection");
+        return -1;
+    }
+    sqlite3 *db = ((PyConnection *)conn)->db;
+    const char *name = db ? sqlite3_db_filename(db, "main") : NULL;
+    if (!name || strcmp(name, database)) {
+        PyErr_Format(PyExc_ValueError, "connection is not to %s", database);
+        return -1;
+    }
+    store_release(s);
+    free(s->segdir);
+    free(s->zero);
+    s->segdir = strdup(segdir);
+    s->zero = calloc(1, chunk);
+    if (!s->cctx)
+        s->cctx = ZSTD_createCCtx();
+    if (!s->dctx)
+        s->dctx = ZSTD_createDCtx();
+    if (!s->segdir || !s->zero || !s->cctx || !s->dctx) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_INCREF(conn);
+    s->conn = conn;
+    s->db = db;
+    s->chunk = (size_t)chunk;
+    s->level = level;
+    s->cache.limit = (size_t)cache_limit;
+    return 0;
+}
+
+static PyObject *Store_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+    Store *s = (Store *)type->tp_alloc(type, 0);
+    if (s)
+        for (int i = 0; i < OPEN_SEGMENTS; i++)
+            s->fds[i].fd = -1;
+    return (PyObject *)s;
+}
+
+static void Store_dealloc(Store *s)
+{
+    store_release(s);
+    ZSTD_freeCCtx(s->cctx);
+    ZSTD_freeDCtx(s->dctx);
+    free(s->segdir);
+    free(s->zero);
+    Py_TYPE(s)->tp_free((PyObject *)s);
+}
+
+static int chain_of(PyObject *obj, int64_t **chain, int *n)
+{
+    if (!PyTuple_Check(obj) || !PyTuple_GET_SIZE(obj)) {
+        PyErr_SetString(PyExc_TypeError, "chain: a tuple of layers");
+        return -1;
+    }
+    *n = (int)PyTuple_GET_SIZE(obj);
+    *chain = malloc(*n * sizeof(int64_t));
+    if (!*chain) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (int k = 0; k < *n; k++)
+        (*chain)[k] = PyLong_AsLongLong(PyTuple_GET_ITEM(obj, k));
+    if (PyErr_Occurred()) {
+        free(*chain);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *Store_write(Store *s, PyObject *args)
+{
+    long long layer, offset;
+    Py_buffer buf;
+    if (!PyArg_ParseTuple(args, "LLy*", &layer, &offset, &buf))
+        return NULL;
+    if (offset < 0) {
+        PyBuffer_Release(&buf);
+        PyErr_SetString(PyExc_ValueError, "negative offset");
+        return NULL;
+    }
+    ENTER(s);
+    int rc = store_stage(s, layer, offset, buf.buf, (size_t)buf.len);
+    LEAVE(s);
+    PyBuffer_Release(&buf);
+    if (rc < 0) {
+        store_raise(s);
+        return NULL;
+    }
+    return PyLong_FromSize_t(s->staged.count);
+}
+
+static PyObject *Store_read(Store *s, PyObject *args)
+{
+    PyObject *chain_obj;
+    long long offset, length;
+    int64_t *chain;
+    int n;
+    if (!PyArg_ParseTuple(args, "OLL", &chain_obj, &offset, &length))
+        return NULL;
+    if (offset < 0 || length < 0) {
+        PyErr_SetString(PyExc_ValueError, "negative offset or length");
+        return NULL;
+    }
+    if (chain_of(chain_obj, &chain, &n) < 0)
+        return NULL;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, length);
+    if (!out) {
+        free(chain);
+        return NULL;
+    }
+    uint8_t *dst = (uint8_t *)PyBytes_AS_STRING(out);
+    int failed = 0;
+    ENTER(s);
+    Py_BEGIN_ALLOW_THREADS
+    int64_t pos = offset, end = offset + length;
+    while (pos < end) {
+        int64_t idx = pos / (int64_t)s->chunk;
+        int64_t inner = pos % (int64_t)s->chunk;
+        int64_t take = (int64_t)s->chunk - inner;
+        if (take > end - pos)
+            take = end - pos;
+        const uint8_t *data;
+        if (store_read_chunk(s, chain, n, idx, &data) < 0) {
+            failed = 1;
+            break;
+        }
+        if (data)
+            memcpy(dst + (pos - offset), data + inner, take);
+        else
+            memset(dst + (pos - offset), 0, take);
+        pos += take;
+    }
+    Py_END_ALLOW_THREADS
+    LEAVE(s);
+    free(chain);
+    if (failed) {
+        Py_CLEAR(out);
+        store_raise(s);
+    }
+    return out;
+}
+
+static PyObject *Store_read_chunks(Store *s, PyObject *args)
+{
+    PyObject *chain_obj, *idxs;
+    int64_t *chain;
+    int n;
+    if (!PyArg_ParseTuple(args, "OO", &chain_obj, &idxs))
+        return NULL;
+    PyObject *seq = PySequence_Fast(idxs, "idxs: a sequence");
+    if (!seq)
+        return NULL;
+    if (chain_of(chain_obj, &chain, &n) < 0) {
+        Py_DECREF(seq);
+        return NULL;
+    }
+    PyObject *out = PyList_New(0);
+    ENTER(s);
+    for (Py_ssize_t i = 0; out && i < PySequence_Fast_GET_SIZE(seq); i++) {
+        long long idx = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, i));
+        const uint8_t *data;
+        PyObject *item = NULL;
+        if (!PyErr_Occurred()) {
+            if (store_read_chunk(s, chain, n, idx, &data) < 0)
+                store_raise(s);
+            else
+                item = data ? PyBytes_FromStringAndSize((const char *)data,
+                                                        s->chunk)
+                    : Py_NewRef(Py_None);
+        }
+        if (!item || PyList_Append(out, item) < 0)
+            Py_CLEAR(out);
+        Py_XDECREF(item);
+    }
+    LEAVE(s);
+    free(chain);
+    Py_DECREF(seq);
+    return out;
+}
+
+static PyObject *Store_staged_keys(Store *s, PyObject *args)
+{
+    Py_ssize_t limit = -1;
+    if (!PyArg_ParseTuple(args, "|n", &limit))
+        return NULL;
+    PyObject *out = PyList_New(0);
+    for (Staged *e = s->staged.head; out && e && limit; e = e->next) {
+        PyObject *key = Py_BuildValue("(LL)", (long long)e->layer,
+                                      (long long)e->idx);
+        if (!key || PyList_Append(out, key) < 0)
+            Py_CLEAR(out);
+        Py_XDECREF(key);
+        limit--;
+    }
+    return out;
+}
+
+static PyObject *Store_settle(Store *s, PyObject *args)
+{
+    PyObject *keys, *info, *append;
+    if (!PyArg_ParseTuple(args, "OOO", &keys, &info, &append))
+        return NULL;
+    size_t cap = s->staged.count, n = 0;
+    Staged **batch = malloc((cap ? cap : 1) * sizeof(*batch));
+    if (!batch)
+        return PyErr_NoMemory();
+    if (keys == Py_None) {
+        for (Staged *e = s->staged.head; e; e = e->next)
+            batch[n++] = e;
+    } else {
+        PyObject *seq = PySequence_Fast(keys, "keys: (layer, idx) pairs");
+        if (!seq) {
+            free(batch);
+            return NULL;
+        }
+        for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); i++) {
+            long long layer, idx;
+            if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "LL",
+                                  &layer, &idx)) {
+                Py_DECREF(seq);
+                free(batch);
+                return NULL;
+            }
+            Staged *e = staged_get(&s->staged, layer, idx);
+            /* Each staged chunk once, however often it is named. */
+            int seen = 0;
+            for (size_t k = 0; e && k < n && !seen; k++)
+                seen = batch[k] == e;
+            if (e && !seen && n < cap)
+                batch[n++] = e;
+        }
+        Py_DECREF(seq);
+    }
+    PyObject *freed = NULL;
+    ENTER(s);
+    freed = store_settle(s, batch, n, info, append);
+    LEAVE(s);
+    free(batch);
+    if (!freed)
+        store_raise(s);
+    return freed;
+}
+
+static PyObject *Store_drop_staged(Store *s, PyObject *keys)
+{
+    ENTER(s);
+    if (keys == Py_None) {
+        while (s->staged.head)
+            staged_remove(&s->staged, s->staged.head);
+        LEAVE(s);
+        Py_RETURN_NONE;
+    }
+    PyObject *seq = PySequence_Fast(keys, "keys: (layer, idx) pairs");
+    for (Py_ssize_t i = 0; seq && i < PySequence_Fast_GET_SIZE(seq); i++) {
+        long long layer, idx;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "LL", &layer,
+                              &idx)) {
+            Py_CLEAR(seq);
+            break;
+        }
+        Staged *e = staged_get(&s->staged, layer, idx);
+        if (e)
+            staged_remove(&s->staged, e);
+    }
+    LEAVE(s);
+    if (!seq)
+        return NULL;
+    Py_DECREF(seq);
+    Py_RETURN_NONE;
+}
+
+static PyObject *Store_unref(Store *s, PyObject *arg)
+{
+    PyObject *seq = PySequence_Fast(arg, "chunks: a sequence of ids");
+    if (!seq)
+        return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    int64_t *ids = malloc((n ? n : 1) * sizeof(int64_t));
+    if (!ids) {
+        Py_DECREF(seq);
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        ids[i] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, i));
+    Py_DECREF(seq);
+    if (PyErr_Occurred()) {
+        free(ids);
+        return NULL;
+    }
+    int64_t logical = 0;
+    ENTER(s);
+    PyObject *freed = store_unref(s, ids, (size_t)n, &logical);
+    LEAVE(s);
+    free(ids);
+    if (!freed) {
+        store_raise(s);
+        return NULL;
+    }
+    PyObject *out = Py_BuildValue("(LN)", (long long)logical, freed);
+    return out;
+}
+
+static PyObject *Store_allocated_run(Store *s, PyObject *args)
+{
+    PyObject *chain_obj;
+    long long offset, limit;
+    int64_t *chain, length = 0;
+    int n, kind = 0, rc;
+    if (!PyArg_ParseTuple(args, "OLL", &chain_obj, &offset, &limit))
+        return NULL;
+    if (offset < 0 || limit <= 0) {
+        PyErr_SetString(PyExc_ValueError, "negative offset or empty range");
+        return NULL;
+    }
+    if (chain_of(chain_obj, &chain, &n) < 0)
+        return NULL;
+    ENTER(s);
+    Py_BEGIN_ALLOW_THREADS
+    rc = store_allocated_run(s, chain, n, offset, limit, &kind, &length);
+    Py_END_ALLOW_THREADS
+    LEAVE(s);
+    free(chain);
+    if (rc < 0) {
+        store_raise(s);
+        return NULL;
+    }
+    return Py_BuildValue("(NL)", PyBool_FromLong(kind), (long long)length);
+}
+
+static PyObject *io_dict(IOCount io[2])
+{
+    return Py_BuildValue(
+        "{sLsLsdsLsLsd}", "read_ops", (long long)io[0].ops, "read_bytes",
+        (long long)io[0].bytes, "read_seconds", io[0].ns / 1e9, "write_ops",
+        (long long)io[1].ops, "write_bytes", (long long)io[1].bytes,
+        "write_seconds", io[1].ns / 1e9);
+}
+
+static PyObject *Store_counters(Store *s, PyObject *unused)
+{
+    PyObject *volumes = PyDict_New();
+    for (size_t i = 0; volumes && i < s->volumes_count; i++) {
+        PyObject *key = PyLong_FromLongLong(s->volumes[i].id);
+        PyObject *value = io_dict(s->volumes[i].io);
+        if (!key || !value || PyDict_SetItem(volumes, key, value) < 0)
+            Py_CLEAR(volumes);
+        Py_XDECREF(key);
+        Py_XDECREF(value);
+    }
+    if (!volumes)
+        return NULL;
+    return Py_BuildValue("(NN)", io_dict(s->io), volumes);
+}
+
+static PyObject *Store_bump_epoch(Store *s, PyObject *unused)
+{
+    __atomic_add_fetch(&s->epoch, 1, __ATOMIC_SEQ_CST);
+    Py_RETURN_NONE;
+}
+
+static PyObject *Store_forget_segment(Store *s, PyObject *arg)
+{
+    long long seg = PyLong_AsLongLong(arg);
+    if (PyErr_Occurred())
+        return NULL;
+    store_forget_segment(s, seg);
+    Py_RETURN_NONE;
+}
+
+static PyObject *Store_clear_cache(Store *s, PyObject *unused)
+{
+    ENTER(s);
+    cache_clear(&s->cache);
+    LEAVE(s);
+    Py_RETURN_NONE;
+}
+
+static PyObject *Store_work(Store *s, PyObject *unused)
+{
+    PyObject *out = PyDict_New();
+    for (int i = 0; out && i < N_WORK; i++) {
+        PyObject *v = PyLong_FromLongLong(s->work[i]);
+        if (!v || PyDict_SetItemString(out, WORK_NAMES[i], v) < 0)
+            Py_CLEAR(out);
+        Py_XDECREF(v);
+    }
+    return out;
+}
+
+static PyObject *Store_close(Store *s, PyObject *unused)
+{
+    if (s->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "the store is in use");
+        return NULL;
+    }
+    store_release(s);
+    Py_RETURN_NONE;
+}
+
+static PyObject *Store_get_staged(Store *s, void *unused)
+{
+    return PyLong_FromSize_t(s->staged.count);
+}
+
+static PyObject *Store_get_last(Store *s, void *unused)
+{
+    return PyLong_FromLongLong(s->last_chunk);
+}
+
+static int Store_set_last(Store *s, PyObject *v, void *unused)
+{
+    long long last = v ? PyLong_AsLongLong(v) : -1;
+    if (PyErr_Occurred())
+        return -1;
+    s->last_chunk = last;
+    return 0;
+}
+
+static PyObject *Store_get_room(Store *s, void *unused)
+{
+    return PyLong_FromLongLong(s->room);
+}
+
+static int Store_set_room(Store *s, PyObject *v, void *unused)
+{
+    long long room = v ? PyLong_AsLongLong(v) : 0;
+    if (PyErr_Occurred())
+        return -1;
+    s->room = room > 0 ? room : 0;
+    return 0;
+}
+
+static PyObject *Store_get_epoch(Store *s, void *unused)
+{
+    return PyLong_FromLongLong(__atomic_load_n(&s->epoch, __ATOMIC_SEQ_CST));
+}
+
+static PyObject *Store_get_cached(Store *s, void *unused)
+{
+    return PyLong_FromSize_t(s->cache.bytes);
+}
+
+static PyMethodDef Store_methods[] = {
+    {"write", (PyCFunction)Store_write, METH_VARARGS,
+     "write(layer, offset, data) -> chunks staged: stage data."},
+    {"read", (PyCFunction)Store_read, METH_VARARGS,
+     "read(chain, offset, length) -> bytes of the image chain[0]."},
+    {"read_chunks", (PyCFunction)Store_read_chunks, METH_VARARGS,
+     "read_chunks(chain, idxs) -> [whole chunk or None for zeros]."},
+    {"staged_keys", (PyCFunction)Store_staged_keys, METH_VARARGS,
+     "staged_keys(limit=-1) -> [(layer, idx)], oldest first."},
+    {"settle", (PyCFunction)Store_settle, METH_VARARGS,
+     "settle(keys or None, info, append) -> [(seg, size)] freed.\n\n"
+     "Store staged chunks in the open transaction; info(layer) gives\n"
+     "(chain, dedup), append(records) the (seg, off) of each record."},
+    {"drop_staged", (PyCFunction)Store_drop_staged, METH_O,
+     "drop_staged(keys or None): forget staged chunks (once stored)."},
+    {"unref", (PyCFunction)Store_unref, METH_O,
+     "unref(chunk ids) -> (logical bytes, [(seg, size)] freed)."},
+    {"allocated_run", (PyCFunction)Store_allocated_run, METH_VARARGS,
+     "allocated_run(chain, offset, limit) -> (allocated, length) of the\n"
+     "run of chunks from offset (nothing may be staged)."},
+    {"counters", (PyCFunction)Store_counters, METH_NOARGS,
+     "(I/O of the data path, {volume id: its I/O})."},
+    {"bump_epoch", (PyCFunction)Store_bump_epoch, METH_NOARGS,
+     "What connections resolved may have changed: they look again."},
+    {"forget_segment", (PyCFunction)Store_forget_segment, METH_O,
+     "Close what is open of a removed segment."},
+    {"clear_cache", (PyCFunction)Store_clear_cache, METH_NOARGS,
+     "Drop every decompressed chunk."},
+    {"work", (PyCFunction)Store_work, METH_NOARGS,
+     "Work done so far, by kind."},
+    {"close", (PyCFunction)Store_close, METH_NOARGS,
+     "Release statements, files and memory (staged data is lost)."},
+    {NULL},
+};
+
+static PyGetSetDef Store_getset[] = {
+    {"staged", (getter)Store_get_staged, NULL, "Chunks staged.", NULL},
+    {"room", (getter)Store_get_room, (setter)Store_set_room,
+     "Bytes the data paths may stage before the engine looks at the "
+     "filesystem again.", NULL},
+    {"last_chunk", (getter)Store_get_last, (setter)Store_set_last,
+     "The last chunk id handed out.", NULL},
+    {"epoch", (getter)Store_get_epoch, NULL,
+     "Bumped whenever what connections resolved may change.", NULL},
+    {"cached_bytes", (getter)Store_get_cached, NULL,
+     "Bytes of decompressed chunks kept.", NULL},
+    {NULL},
+};
+
+PyTypeObject NativeStoreType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "reference_array.native._native.Store",
+    .tp_basicsize = sizeof(Store),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Store(connection, database, segment_dir, chunk_size, level, "
+              "cache_limit): the engine's data path.",
+    .tp_new = Store_new,
+    .tp_init = (initproc)Store_init,
+    .tp_dealloc = (destructor)Store_dealloc,
+    .tp_methods = Store_methods,
+    .tp_getset = Store_getset,
+};
+
+static PyObject *digest(PyObject *mod, PyObject *arg)
+{
+    Py_buffer buf;
+    uint8_t out[32];
+    if (PyObject_GetBuffer(arg, &buf, PyBUF_SIMPLE) < 0)
+        return NULL;
+    int rc = native_blake3(buf.buf, (size_t)buf.len, out);
+    PyBuffer_Release(&buf);
+    if (rc < 0) {
+        PyErr_SetString(PyExc_ValueError, "at most 64 KiB");
+        return NULL;
+    }
+    return PyBytes_FromStringAndSize((const char *)out, 32);
+}
+
+static PyMethodDef module_methods[] = {
+    {"blake3", digest, METH_O,
+     "blake3(data) -> the 32-byte BLAKE3 digest (data up to 64 KiB)."},
+    {NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_native",
+    "The array's native data path: the chunk store.", -1, module_methods,
+};
+
+/* The store reads the sqlite3 handle out of CPython's sqlite3.Connection
+ * struct (store.h) and drives it with this library: both hold only for
+ * the exact Python and SQLite it was built against. Anything else is
+ * refused here (the array then runs its pure-Python data path). */
+static int built_for_this(PyObject *sqlite)
+{
+    if (Py_Version != PY_VERSION_HEX) {
+        PyErr_Format(PyExc_ImportError,
+                     "built for Python %s (0x%08x), running 0x%08lx",
+                     PY_VERSION, PY_VERSION_HEX, (unsigned long)Py_Version);
+        return -1;
+    }
+    if (strcmp(sqlite3_libversion(), SQLITE_VERSION) ||
+            sqlite3_libversion_number() != SQLITE_VERSION_NUMBER) {
+        PyErr_Format(PyExc_ImportError,
+                     "built for SQLite %s, loaded %s", SQLITE_VERSION,
+                     sqlite3_libversion());
+        return -1;
+    }
+    PyObject *theirs = PyObject_GetAttrString(sqlite, "sqlite_version");
+    if (!theirs)
+        return -1;
+    const char *version = PyUnicode_AsUTF8(theirs);
+    int same = version && !strcmp(version, SQLITE_VERSION);
+    if (version && !same)
+        PyErr_Format(PyExc_ImportError,
+                     "built for SQLite %s, Python's sqlite3 uses %s",
+                     SQLITE_VERSION, version);
+    Py_DECREF(theirs);
+    return same ? 0 : -1;
+}
+
+PyMODINIT_FUNC PyInit__native(void)
+{
+    PyObject *sqlite = PyImport_ImportModule("sqlite3");
+    if (!sqlite)
+        return NULL;
+    if (built_for_this(sqlite) < 0) {
+        Py_DECREF(sqlite);
+        return NULL;
+    }
+    native_db_error = PyObject_GetAttrString(sqlite, "OperationalError");
+    connection_type = PyObject_GetAttrString(sqlite, "Connection");
+    Py_DECREF(sqlite);
+    if (!native_db_error || !connection_type ||
+            PyType_Ready(&NativeStoreType) < 0 ||
+            PyType_Ready(&NativeLockType) < 0 ||
+            PyType_Ready(&NativeDataPathType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (!m)
+        return NULL;
+    if (PyModule_AddObjectRef(m, "Store", (PyObject *)&NativeStoreType) < 0 ||
+            PyModule_AddObjectRef(m, "Lock", (PyObject *)&NativeLockType) < 0 ||
+            PyModule_AddObjectRef(m, "DataPath",
+                                  (PyObject *)&NativeDataPathType) < 0 ||
+            PyModule_AddIntConstant(m, "MAX_TRANSFER", MAX_TRANSFER) < 0 ||
+            PyModule_AddStringConstant(m, "SQLITE_VERSION",
+                                       sqlite3_libversion()) < 0 ||
+            PyModule_AddStringConstant(m, "PYTHON_VERSION", PY_VERSION) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,29 @@
+/* The array's native data path: shared declarations. */
+#ifndef REFERENCE_ARRAY_NATIVE_H
+#define REFERENCE_ARRAY_NATIVE_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The largest input ``native_blake3`` digests, in KiB. */
+#define NATIVE_DIGEST_MAX_CHUNKS 64
+
+int native_blake3(const uint8_t *in, size_t len, uint8_t out[32]);
+
+typedef struct {
+    PyObject_HEAD
+    pthread_mutex_t mutex;
+} NativeLock;
+
+void native_lock_acquire(NativeLock *l);
+void native_lock_release(NativeLock *l);
+
+extern PyTypeObject NativeStoreType;
+extern PyTypeObject NativeLockType;
+/* sqlite3.OperationalError, raised for errors of the database. */
+extern PyObject *native_db_error;
+
+#endif

@@ -1,0 +1,597 @@
+/* A connection's native data path: READ, WRITE and GET LBA STATUS of
+ * the LUNs a session sees, without the GIL.
+ *
+ * The Python session logs in, negotiates and handles everything else;
+ * once in full feature phase it hands the connection here (``serve``)
+ * with its sequence numbers and what it had buffered. The loop handles
+ * every PDU it can as the session would, and stops, consuming nothing
+ * of it, at the first one it does not: another opcode, a command out of
+ * order or out of range, a LUN it does not know, a transfer larger than
+ * MAX_TRANSFER, FUA, residuals, or when the engine's epoch says that
+ * what the session resolved (LUNs, layers) may have changed. The
+ * session then handles that PDU itself and calls ``serve`` again. A
+ * write whose data was solicited here but that cannot run here (the
+ * epoch moved meanwhile) goes back to the session with its data.
+ *
+ * Memory per connection is bounded: one command buffer of MAX_TRANSFER,
+ * the input (a PDU at most MAX_SEGMENT of data), the replies waiting
+ * (SEND_BATCH and one command's Data-In) and the PDUs held back while a
+ * write's data is solicited (MAX_PENDING, MAX_PENDING_BYTES).
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "path.h"
+
+enum { STOP = 0, HANDLED = 1, COLLECTED = 2, FAILED = -1 };
+
+#define OP_DATA_OUT 0x05
+#define OP_SCSI_COMMAND 0x01
+#define OP_SCSI_RESPONSE 0x21
+#define OP_DATA_IN 0x25
+#define OP_R2T 0x31
+#define F_FINAL 0x80
+#define F_READ 0x40
+#define F_WRITE 0x20
+#define F_OVERFLOW 0x04
+#define F_UNDERFLOW 0x02
+#define F_STATUS 0x01
+#define SECTOR 512
+#define NO_TAG 0xffffffffu
+
+static int64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static PathLun *find_lun(DataPath *p, const uint8_t *raw)
+{
+    int64_t number = (raw[0] & 0xc0) == 0x40 ?
+        ((int64_t)(raw[0] & 0x3f) << 8 | raw[1]) : raw[1];
+    for (size_t i = 0; i < p->nluns; i++)
+        if (p->luns[i].number == number)
+            return &p->luns[i];
+    return NULL;
+}
+
+static int protocol_error(DataPath *p, const char *what)
+{
+    snprintf(p->error, sizeof(p->error), "%s", what);
+    return FAILED;
+}
+
+/* Data-In PDUs of a command's answer (``total`` bytes, ``edtl`` asked),
+ * the last one carrying the status, as the session sends them. */
+static int send_data_in(DataPath *p, const uint8_t *cmd, const uint8_t *data,
+                        uint32_t total, uint32_t edtl)
+{
+    uint32_t len = total < edtl ? total : edtl, offset = 0, data_sn = 0;
+    uint32_t segment = p->max_send_segment, burst = p->max_burst;
+    if (bytes_reserve(&p->out, len + (len / segment + 1) * (BHS + 4)) < 0)
+        return -1;
+    for (;;) {
+        uint32_t piece = len - offset < segment ? len - offset : segment;
+        uint32_t end = offset + piece;
+        int last = end >= len;
+        int flags = last ? F_FINAL | F_STATUS :
+            (end % burst == 0 ? F_FINAL : 0);
+        uint32_t residual = 0;
+        if (last && total > edtl) {
+            flags |= F_OVERFLOW;
+            residual = total - edtl;
+        } else if (last && total < edtl) {
+            flags |= F_UNDERFLOW;
+            residual = edtl - total;
+        }
+        uint8_t *h = p->out.buf + p->out.end;
+        target_header(p, h, OP_DATA_IN, flags, 0, piece, cmd + 8,
+                      get32(cmd + 16), NO_TAG, last, data_sn, offset,
+                      residual);
+        memcpy(h + BHS, data + offset, piece);
+        memset(h + BHS + piece, 0, -piece & 3);
+        p->out.end += BHS + piece + (-piece & 3);
+        offset = end;
+        data_sn++;
+        if (last)
+            return 0;
+    }
+}
+
+static void send_status(DataPath *p, const uint8_t *cmd)
+{
+    uint8_t h[BHS];
+    target_header(p, h, OP_SCSI_RESPONSE, F_FINAL, 0, 0, NULL,
+                  get32(cmd + 16), 0, 1, 0, 0, 0);
+    bytes_append(&p->out, h, BHS);
+}
+
+/* (LBA, blocks) of READ/WRITE (10) and (16); 0 for other opcodes. */
+static int rw_range(const uint8_t *cdb, uint64_t *lba, uint32_t *blocks)
+{
+    switch (cdb[0]) {
+    case 0x28:
+    case 0x2a:
+        *lba = get32(cdb + 2);
+        *blocks = (uint32_t)cdb[7] << 8 | cdb[8];
+        return 1;
+    case 0x88:
+    case 0x8a:
+        *lba = (uint64_t)get32(cdb + 2) << 32 | get32(cdb + 6);
+        *blocks = get32(cdb + 10);
+        return 1;
+    }
+    return 0;
+}
+
+/* Take the engine's lock and check that what the session resolved still
+ * holds (0), or release it again (-1). */
+static int enter(DataPath *p)
+{
+    native_lock_acquire(p->lock);
+    if (p->store->db && p->store->epoch == p->epoch)
+        return 0;
+    native_lock_release(p->lock);
+    return -1;
+}
+
+static int do_read(DataPath *p, const uint8_t *cmd, PathLun *lun,
+                   uint64_t lba, uint32_t blocks)
+{
+    uint32_t bytes = blocks * SECTOR;
+    if (enter(p) < 0)
+        return STOP;
+    int64_t started = now_ns(), pos = (int64_t)lba * SECTOR;
+    int64_t end = pos + bytes, chunk = (int64_t)p->store->chunk;
+    while (pos < end) {
+        int64_t idx = pos / chunk, inner = pos % chunk;
+        int64_t take = chunk - inner < end - pos ? chunk - inner : end - pos;
+        const uint8_t *data;
+        if (store_read_chunk(p->store, lun->chain, lun->n, idx, &data) < 0) {
+            /* The session meets the same error its own way. */
+            native_lock_release(p->lock);
+            return STOP;
+        }
+        uint8_t *dst = p->data + (pos - (int64_t)lba * SECTOR);
+        if (data)
+            memcpy(dst, data + inner, take);
+        else
+            memset(dst, 0, take);
+        pos += take;
+    }
+    store_count(p->store, 0, lun->volume, bytes, now_ns() - started);
+    native_lock_release(p->lock);
+    p->in.start += BHS;
+    p->exp_cmd_sn++;
+    if (send_data_in(p, cmd, p->data, bytes, bytes) < 0) {
+        errno = ENOMEM;
+        return FAILED;
+    }
+    return HANDLED;
+}
+
+/* Hold back a PDU that came while a write's data was solicited. */
+static int hold(DataPath *p, size_t len)
+{
+    if (++p->pending_count > MAX_PENDING ||
+            p->pending.end + len > MAX_PENDING_BYTES)
+        return protocol_error(p, "PDUs sent while write data was "
+                              "solicited beyond the window");
+    if (bytes_append(&p->pending, p->in.buf + p->in.start, len) < 0) {
+        errno = ENOMEM;
+        return FAILED;
+    }
+    p->in.start += len;
+    return HANDLED;
+}
+
+/* Solicit (R2T) and receive what is missing of ``total`` bytes. */
+static int collect(DataPath *p, const uint8_t *cmd, uint32_t got,
+                   uint32_t total)
+{
+    uint32_t itt = get32(cmd + 16), r2t_sn = 0;
+    while (got < total) {
+        uint32_t want = total - got < p->max_burst ? total - got
+            : p->max_burst;
+        uint8_t h[BHS];
+        /* The R2TSN serves as the transfer tag. */
+        target_header(p, h, OP_R2T, F_FINAL, 0, 0, cmd + 8, itt, r2t_sn, 0,
+                      r2t_sn, got, want);
+        if (bytes_append(&p->out, h, BHS) < 0) {
+            errno = ENOMEM;
+            return FAILED;
+        }
+        uint32_t end = got + want, data_sn = 0;
+        while (got < end) {
+            if (path_fill(p, BHS) < 0)
+                return FAILED;
+            const uint8_t *d = p->in.buf + p->in.start;
+            size_t dlen = (size_t)d[5] << 16 | (size_t)d[6] << 8 | d[7];
+            if (dlen > MAX_SEGMENT)
+                return protocol_error(p, "data segment too long");
+            size_t len = pdu_length(d);
+            if (path_fill(p, len) < 0)
+                return FAILED;
+            d = p->in.buf + p->in.start;
+            if ((d[0] & 0x3f) != OP_DATA_OUT) {
+                if (hold(p, len) == FAILED)
+                    return FAILED;
+                continue;
+            }
+            if (get32(d + 16) != itt)
+                return protocol_error(p, "Data-Out for another task while "
+                                      "one is solicited");
+            if (d[4])
+                return protocol_error(p, "Data-Out with an AHS");
+            if (get32(d + 40) != got || get32(d + 36) != data_sn)
+                return protocol_error(p, "Data-Out out of order");
+            if (dlen > end - got)
+                return protocol_error(p, "Data-Out beyond what was "
+                                      "solicited");
+            memcpy(p->data + got, d + BHS, dlen);
+            p->in.start += len;
+            got += (uint32_t)dlen;
+            data_sn++;
+        }
+        r2t_sn++;
+    }
+    return HANDLED;
+}
+
+/* PDUs held back go before what is still unread. */
+static int release_pending(DataPath *p)
+{
+    Bytes *in = &p->in, *pend = &p->pending;
+    size_t unread = in->end - in->start, held = pend->end - pend->start;
+    if (!held)
+        return 0;
+    if (bytes_reserve(pend, unread) < 0)
+        return -1;
+    memcpy(pend->buf + pend->end, in->buf + in->start, unread);
+    pend->end += unread;
+    Bytes swap = *in;
+    *in = *pend;
+    *pend = swap;
+    pend->start = pend->end = 0;
+    p->pending_count = 0;
+    return 0;
+}
+
+static int do_write(DataPath *p, PyThreadState **ts, const uint8_t *bhs,
+                    PathLun *lun, uint64_t lba, uint32_t blocks,
+                    size_t len, size_t dlen)
+{
+    uint8_t cmd[BHS];
+    uint32_t bytes = blocks * SECTOR;
+    memcpy(cmd, bhs, BHS);
+    memcpy(p->data, bhs + BHS, dlen);
+    p->in.start += len;
+    p->exp_cmd_sn++;
+    int rc = collect(p, cmd, (uint32_t)dlen, bytes);
+    if (rc == FAILED || release_pending(p) < 0)
+        return FAILED;
+    if (enter(p) < 0) {
+        /* The session runs it (and counts its CmdSN again). */
+        p->exp_cmd_sn--;
+        memcpy(p->data + MAX_TRANSFER, cmd, BHS);
+        return COLLECTED;
+    }
+    if (p->store->room < (int64_t)bytes) {
+        /* No room granted: the engine decides (and may refuse). */
+        native_lock_release(p->lock);
+        p->exp_cmd_sn--;
+        memcpy(p->data + MAX_TRANSFER, cmd, BHS);
+        return COLLECTED;
+    }
+    p->store->room -= bytes;
+    int64_t started = now_ns();
+    if (store_stage(p->store, lun->chain[0], (int64_t)lba * SECTOR, p->data,
+                    bytes) < 0) {
+        native_lock_release(p->lock);
+        p->exp_cmd_sn--;
+        memcpy(p->data + MAX_TRANSFER, cmd, BHS);
+        return COLLECTED;
+    }
+    store_count(p->store, 1, lun->volume, bytes, now_ns() - started);
+    int full = p->store->staged.count >= p->dirty_chunks;
+    native_lock_release(p->lock);
+    if (full) {
+        /* The oldest few are stored (by the engine: its transaction). */
+        PyEval_RestoreThread(*ts);
+        PyObject *res = PyObject_CallMethod(p->engine, "_settle_some", NULL);
+        *ts = PyEval_SaveThread();
+        if (!res)
+            return FAILED;
+        Py_DECREF(res);
+    }
+    send_status(p, cmd);
+    return HANDLED;
+}
+
+static int do_lba_status(DataPath *p, const uint8_t *cmd, PathLun *lun)
+{
+    const uint8_t *cdb = cmd + 32;
+    uint64_t lba = (uint64_t)get32(cdb + 2) << 32 | get32(cdb + 6);
+    uint32_t alloc = get32(cdb + 10), edtl = get32(cmd + 20);
+    if (lba >= (uint64_t)lun->blocks || !edtl)
+        return STOP;
+    if (enter(p) < 0)
+        return STOP;
+    if (p->store->staged.count) {
+        /* The engine stores staged chunks before it answers. */
+        native_lock_release(p->lock);
+        return STOP;
+    }
+    uint64_t blocks = (uint64_t)lun->blocks - lba;
+    if (blocks > (1 << 20))
+        blocks = 1 << 20;
+    int kind;
+    int64_t run;
+    int rc = store_allocated_run(p->store, lun->chain, lun->n,
+                                 (int64_t)lba * SECTOR,
+                                 (int64_t)blocks * SECTOR, &kind, &run);
+    native_lock_release(p->lock);
+    if (rc < 0)
+        return STOP;
+    uint8_t answer[24] = {0};
+    put32(answer, 20);
+    put32(answer + 8, (uint32_t)(lba >> 32));
+    put32(answer + 12, (uint32_t)lba);
+    put32(answer + 16, run / SECTOR > 1 ? (uint32_t)(run / SECTOR) : 1);
+    answer[20] = kind ? 0 : 1;
+    p->in.start += BHS;
+    p->exp_cmd_sn++;
+    if (send_data_in(p, cmd, answer, alloc < 24 ? alloc : 24, edtl) < 0) {
+        errno = ENOMEM;
+        return FAILED;
+    }
+    return HANDLED;
+}
+
+/* Handle the PDU at the start of the input if it is ours. */
+static int serve_one(DataPath *p, PyThreadState **ts)
+{
+    if (path_fill(p, BHS) < 0)
+        return FAILED;
+    const uint8_t *h = p->in.buf + p->in.start;
+    size_t dlen = (size_t)h[5] << 16 | (size_t)h[6] << 8 | h[7];
+    if ((h[0] & 0x7f) != OP_SCSI_COMMAND || h[4] || dlen > MAX_SEGMENT ||
+            get32(h + 24) != p->exp_cmd_sn)
+        return STOP;
+    size_t len = pdu_length(h);
+    if (path_fill(p, len) < 0)
+        return FAILED;
+    h = p->in.buf + p->in.start;
+    PathLun *lun = find_lun(p, h + 8);
+    if (!lun)
+        return STOP;
+    const uint8_t *cdb = h + 32;
+    uint32_t edtl = get32(h + 20), blocks;
+    uint64_t lba;
+    if (cdb[0] == 0x9e && (cdb[1] & 0x1f) == 0x12 && !dlen &&
+            (h[1] & F_READ))
+        return do_lba_status(p, h, lun);
+    /* No protection information, FUA (writes) or residuals here. */
+    if (!rw_range(cdb, &lba, &blocks) || !blocks || (cdb[1] & 0xe0) ||
+            blocks > MAX_TRANSFER / SECTOR || edtl != blocks * SECTOR ||
+            lba > (uint64_t)lun->blocks ||
+            blocks > (uint64_t)lun->blocks - lba)   /* no wrap-around */
+        return STOP;
+    if (cdb[0] == 0x28 || cdb[0] == 0x88)
+        return (h[1] & F_READ) && !dlen ? do_read(p, h, lun, lba, blocks)
+            : STOP;
+    if (!(h[1] & F_WRITE) || (cdb[1] & 0x08) || lun->read_only ||
+            (dlen && !p->immediate_data) ||
+            dlen > (p->first_burst < edtl ? p->first_burst : edtl))
+        return STOP;
+    return do_write(p, ts, h, lun, lba, blocks, len, dlen);
+}
+
+static PyObject *DataPath_serve(DataPath *p, PyObject *args)
+{
+    unsigned int stat_sn, exp_cmd_sn;
+    Py_buffer buffered;
+    if (!PyArg_ParseTuple(args, "IIy*", &stat_sn, &exp_cmd_sn, &buffered))
+        return NULL;
+    p->in.start = p->in.end = 0;
+    p->pending.start = p->pending.end = 0;
+    p->pending_count = 0;
+    p->error[0] = 0;
+    int rc = bytes_append(&p->in, buffered.buf, buffered.len);
+    PyBuffer_Release(&buffered);
+    if (rc < 0)
+        return PyErr_NoMemory();
+    p->stat_sn = stat_sn;
+    p->exp_cmd_sn = exp_cmd_sn;
+    int saved = 0;
+    PyThreadState *ts = PyEval_SaveThread();
+    do {
+        rc = serve_one(p, &ts);
+        if (p->out.end > SEND_BATCH && rc != FAILED && path_flush(p) < 0)
+            rc = FAILED;
+    } while (rc == HANDLED);
+    if (rc != FAILED && path_flush(p) < 0)
+        rc = FAILED;
+    saved = errno;
+    PyEval_RestoreThread(ts);
+    if (rc == FAILED && !p->error[0]) {
+        if (PyErr_Occurred())
+            return NULL;
+        if (saved == ETIMEDOUT)
+            PyErr_SetString(PyExc_TimeoutError, "idle connection");
+        else if (saved == ECONNRESET)
+            PyErr_SetString(PyExc_ConnectionError,
+                            "peer closed the connection");
+        else if (saved == ENOMEM)
+            PyErr_NoMemory();
+        else {
+            errno = saved;
+            PyErr_SetFromErrno(PyExc_OSError);
+        }
+        return NULL;
+    }
+    PyObject *collected = Py_None;
+    Py_INCREF(collected);
+    if (rc == COLLECTED) {
+        Py_DECREF(collected);
+        uint32_t bytes = 0, blocks = 0;
+        uint64_t lba;
+        rw_range(p->data + MAX_TRANSFER + 32, &lba, &blocks);
+        bytes = blocks * SECTOR;
+        collected = Py_BuildValue("(y#y#)", p->data + MAX_TRANSFER,
+                                  (Py_ssize_t)BHS, p->data,
+                                  (Py_ssize_t)bytes);
+        if (!collected)
+            return NULL;
+    }
+    return Py_BuildValue(
+        "(IIy#Ns)", p->stat_sn, p->exp_cmd_sn, p->in.buf + p->in.start,
+        (Py_ssize_t)(p->in.end - p->in.start), collected,
+        p->error[0] ? p->error : NULL);
+}
+
+static void free_luns(DataPath *p)
+{
+    for (size_t i = 0; i < p->nluns; i++)
+        free(p->luns[i].chain);
+    free(p->luns);
+    p->luns = NULL;
+    p->nluns = 0;
+}
+
+static PyObject *DataPath_set_luns(DataPath *p, PyObject *args)
+{
+    long long epoch;
+    PyObject *items;
+    if (!PyArg_ParseTuple(args, "LO", &epoch, &items))
+        return NULL;
+    PyObject *seq = PySequence_Fast(items, "LUNs: a sequence");
+    if (!seq)
+        return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PathLun *luns = calloc(n ? n : 1, sizeof(*luns));
+    if (!luns) {
+        Py_DECREF(seq);
+        return PyErr_NoMemory();
+    }
+    free_luns(p);
+    p->luns = luns;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *chain;
+        long long number, blocks, volume;
+        int read_only;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "LOLpL",
+                              &number, &chain, &blocks, &read_only,
+                              &volume) || !PyTuple_Check(chain) ||
+                !PyTuple_GET_SIZE(chain)) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError, "LUN: (number, chain, "
+                                "blocks, read_only, volume)");
+            goto fail;
+        }
+        PathLun *l = &luns[i];
+        p->nluns = i + 1;
+        l->n = (int)PyTuple_GET_SIZE(chain);
+        l->chain = malloc(l->n * sizeof(int64_t));
+        if (!l->chain) {
+            PyErr_NoMemory();
+            goto fail;
+        }
+        for (int k = 0; k < l->n; k++)
+            l->chain[k] = PyLong_AsLongLong(PyTuple_GET_ITEM(chain, k));
+        if (PyErr_Occurred())
+            goto fail;
+        l->number = number;
+        l->blocks = blocks;
+        l->read_only = read_only;
+        l->volume = volume;
+    }
+    Py_DECREF(seq);
+    p->epoch = epoch;
+    Py_RETURN_NONE;
+fail:
+    Py_DECREF(seq);
+    free_luns(p);
+    /* Nothing known: every command goes to the session. */
+    p->epoch = -1;
+    return NULL;
+}
+
+static int DataPath_init(DataPath *p, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"fd", "store", "lock", "engine", "timeout",
+                            "max_send_segment", "max_burst", "first_burst",
+                            "immediate_data", "dirty_chunks", NULL};
+    int fd, immediate;
+    double timeout;
+    PyObject *store, *lock, *engine;
+    unsigned int segment, burst, first;
+    Py_ssize_t dirty;
+    if (!PyArg_ParseTupleAndKeywords(
+            args, kw, "iO!O!OdIIIpn", names, &fd, &NativeStoreType, &store,
+            &NativeLockType, &lock, &engine, &timeout, &segment, &burst,
+            &first, &immediate, &dirty))
+        return -1;
+    if (!segment || !burst || segment > (1 << 24)) {
+        PyErr_SetString(PyExc_ValueError, "segment and burst lengths");
+        return -1;
+    }
+    if (!p->data && !(p->data = malloc(MAX_TRANSFER + BHS))) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_INCREF(store);
+    Py_INCREF(lock);
+    Py_INCREF(engine);
+    Py_XSETREF(p->store, (Store *)store);
+    Py_XSETREF(p->lock, (NativeLock *)lock);
+    Py_XSETREF(p->engine, engine);
+    p->fd = fd;
+    p->timeout_ms = timeout < 0 ? -1 : (int)(timeout * 1000);
+    p->max_send_segment = segment;
+    p->max_burst = burst;
+    p->first_burst = first;
+    p->immediate_data = immediate;
+    p->dirty_chunks = dirty > 0 ? (size_t)dirty : 1;
+    p->epoch = -1;
+    return 0;
+}
+
+static void DataPath_dealloc(DataPath *p)
+{
+    free_luns(p);
+    free(p->in.buf);
+    free(p->out.buf);
+    free(p->pending.buf);
+    free(p->data);
+    Py_XDECREF(p->store);
+    Py_XDECREF(p->lock);
+    Py_XDECREF(p->engine);
+    Py_TYPE(p)->tp_free((PyObject *)p);
+}
+
+static PyMethodDef DataPath_methods[] = {
+    {"serve", (PyCFunction)DataPath_serve, METH_VARARGS,
+     "serve(stat_sn, exp_cmd_sn, buffered) -> (stat_sn, exp_cmd_sn,\n"
+     "unread bytes, (header, data) of a collected write or None,\n"
+     "protocol error or None): handle PDUs until one is not ours."},
+    {"set_luns", (PyCFunction)DataPath_set_luns, METH_VARARGS,
+     "set_luns(epoch, [(number, chain, blocks, read_only, volume)])."},
+    {NULL},
+};
+
+PyTypeObject NativeDataPathType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "reference_array.native._native.DataPath",
+    .tp_basicsize = sizeof(DataPath),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "The native data path of one iSCSI connection.",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)DataPath_init,
+    .tp_dealloc = (destructor)DataPath_dealloc,
+    .tp_methods = DataPath_methods,
+};

@@ -1,0 +1,77 @@
+/* A connection's native data path (path.c, pdu.c). */
+#ifndef REFERENCE_ARRAY_NATIVE_PATH_H
+#define REFERENCE_ARRAY_NATIVE_PATH_H
+
+#include "store.h"
+
+#define BHS 48
+/* The largest data segment the target receives (MaxRecvDataSegmentLength
+ * it declares) and the largest transfer the native path handles; larger
+ * ones go to the Python session. */
+#define MAX_SEGMENT 262144
+#define MAX_TRANSFER (1 << 20)
+/* PDUs (and their bytes) held back while a write's data is solicited:
+ * a window of commands with immediate data, and as many pings. */
+#define CMD_WINDOW 32
+#define MAX_PENDING (2 * CMD_WINDOW)
+#define MAX_PENDING_BYTES (CMD_WINDOW * 65536)
+/* Replies go out once this much waits. */
+#define SEND_BATCH 262144
+
+typedef struct {
+    int64_t number;
+    int64_t *chain;
+    int n;
+    int64_t blocks;
+    int read_only;
+    int64_t volume;             /* counted per volume; -1: not */
+} PathLun;
+
+typedef struct {
+    uint8_t *buf;
+    size_t cap, start, end;
+} Bytes;
+
+typedef struct {
+    PyObject_HEAD
+    Store *store;
+    NativeLock *lock;
+    PyObject *engine;           /* for storing a batch: engine._settle_some */
+    int fd;
+    int timeout_ms;
+    uint32_t max_send_segment, max_burst, first_burst;
+    int immediate_data;
+    size_t dirty_chunks;        /* staged chunks that call for a batch */
+    uint32_t stat_sn, exp_cmd_sn;
+    PathLun *luns;
+    size_t nluns;
+    int64_t epoch;
+    Bytes in, out, pending;
+    size_t pending_count;
+    uint8_t *data;              /* a command's data (MAX_TRANSFER) */
+    char error[160];            /* a protocol error: the session ends */
+} DataPath;
+
+extern PyTypeObject NativeDataPathType;
+
+/* pdu.c: the wire */
+int bytes_reserve(Bytes *b, size_t more);
+int bytes_append(Bytes *b, const void *data, size_t len);
+/* Buffer at least ``n`` unread bytes: 0, or -1 with errno (ETIMEDOUT,
+ * ECONNRESET for a closed peer). */
+int path_fill(DataPath *p, size_t n);
+/* Send every waiting reply: 0 or -1 with errno. */
+int path_flush(DataPath *p);
+/* Length of the whole PDU at the start of the input (0: header not yet
+ * there). */
+size_t pdu_length(const uint8_t *bhs);
+void put32(uint8_t *p, uint32_t v);
+uint32_t get32(const uint8_t *p);
+/* A target PDU header (the common shape up to byte 35, then three words).
+ */
+void target_header(DataPath *p, uint8_t *h, int opcode, int flags,
+                   int status, uint32_t dlen, const uint8_t *lun,
+                   uint32_t itt, uint32_t ttt, int advance, uint32_t w36,
+                   uint32_t w40, uint32_t w44);
+
+#endif

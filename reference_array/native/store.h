@@ -1,0 +1,111 @@
+/* The native chunk store (store.c, settle.c, module.c). */
+#ifndef REFERENCE_ARRAY_NATIVE_STORE_H
+#define REFERENCE_ARRAY_NATIVE_STORE_H
+
+#include <sqlite3.h>
+#include <zstd.h>
+
+#include "native.h"
+#include "tables.h"
+
+/* The sqlite3 handle of a Python sqlite3.Connection: its first field
+ * (CPython's Modules/_sqlite/connection.h). */
+typedef struct {
+    PyObject_HEAD
+    sqlite3 *db;
+} PyConnection;
+
+/* Segment files kept open for reading (least recently used closed). */
+#define OPEN_SEGMENTS 64
+
+enum {
+    S_MAP_READ, S_MAP, S_WHERE, S_LEGACY, S_DIGEST, S_INSERT_CHUNK,
+    S_ADD_REFS, S_CHUNK_ROW, S_DELETE_CHUNK, S_DELETE_LEGACY, S_DELETE_MAP,
+    S_PUT_MAP, S_WRITTEN, S_TOTAL, S_COUNT_RUN, S_RUN_ROWS, S_NEXT_DATA,
+    N_STMTS
+};
+
+/* Work done, by kind: what the engine's shape tests count. */
+enum { W_MAP_PROBES, W_FETCHED, W_DECOMPRESSED, W_PATCHES, N_WORK };
+extern const char *WORK_NAMES[N_WORK];
+
+/* Operations, bytes and nanoseconds of one direction. */
+typedef struct {
+    int64_t ops, bytes, ns;
+} IOCount;
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *conn;             /* the engine's sqlite3.Connection */
+    sqlite3 *db;
+    sqlite3_stmt *stmts[N_STMTS];
+    ZSTD_CCtx *cctx;
+    ZSTD_DCtx *dctx;
+    size_t chunk;
+    int level;
+    char *segdir;
+    struct {
+        int64_t seg;
+        int fd;
+        uint64_t used;
+    } fds[OPEN_SEGMENTS];
+    uint64_t tick;
+    StagedTable staged;
+    ChunkCache cache;
+    int64_t last_chunk;
+    /* Bytes a connection's data path may still stage: the engine grants
+     * them out of the room it saw above its reserve; at 0 a write goes to
+     * the engine, which looks at the filesystem (and refuses a write
+     * that finds no room with a SCSI error). */
+    int64_t room;
+    long long work[N_WORK];
+    uint8_t *zero;
+    int busy;                   /* a call is running (checks the lock) */
+    int error_kind;
+    char error[256];
+    /* Bumped before any transaction but the store's own: what a
+     * connection's data path resolved (LUNs, layers) may have changed. */
+    int64_t epoch;
+    IOCount io[2];              /* read, write; I/O the data path did */
+    struct {
+        int64_t id;
+        IOCount io[2];
+    } *volumes;
+    size_t volumes_count, volumes_cap;
+} Store;
+
+enum { ERR_RUNTIME, ERR_NOMEM, ERR_DB, ERR_OS };
+
+sqlite3_stmt *store_stmt(Store *s, int which);
+int store_fail(Store *s, int kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void store_db_error(Store *s);
+/* Raise the store's last error (GIL held). */
+void store_raise(Store *s);
+int store_exec(Store *s, int which, int n, int64_t a, int64_t b, int64_t c);
+int store_add_total(Store *s, const char *name, int64_t delta);
+int store_map_entry(Store *s, int64_t layer, int64_t idx, int64_t *chunk,
+                    int count);
+void store_forget_segment(Store *s, int64_t seg);
+const uint8_t *store_chunk_data(Store *s, int64_t chunk, int have_where,
+                                int64_t seg, int64_t off, int64_t size);
+int store_resolve(Store *s, Staged *e, const uint8_t *base);
+int store_read_chunk(Store *s, const int64_t *chain, int n, int64_t idx,
+                     const uint8_t **out);
+int store_stage(Store *s, int64_t layer, int64_t offset, const uint8_t *buf,
+                size_t len);
+
+/* runs.c */
+int store_allocated_run(Store *s, const int64_t *chain, int n,
+                        int64_t offset, int64_t limit, int *kind,
+                        int64_t *length);
+void store_count(Store *s, int write, int64_t volume, int64_t bytes,
+                 int64_t ns);
+
+/* settle.c */
+PyObject *store_settle(Store *s, Staged **batch, size_t n, PyObject *info,
+                       PyObject *append);
+PyObject *store_unref(Store *s, int64_t *chunks, size_t n,
+                      int64_t *logical);
+
+#endif

@@ -1,0 +1,58 @@
+/* In-memory tables of the native store: staged chunks (the write-back
+ * cache) and decompressed chunks (the read cache). Both are chained
+ * hash tables with a list in insertion (or use) order.
+ */
+#ifndef REFERENCE_ARRAY_NATIVE_TABLES_H
+#define REFERENCE_ARRAY_NATIVE_TABLES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum { STAGED_WHOLE, STAGED_ZERO, STAGED_PATCH };
+
+/* One staged chunk: whole data, zeros, or bytes written into part of a
+ * chunk whose earlier content has not been looked up yet (a patch: the
+ * bytes and a bit per byte written). */
+typedef struct Staged {
+    int64_t layer, idx;
+    int kind;
+    uint8_t *data;
+    uint8_t *mask;
+    struct Staged *hnext;
+    struct Staged *prev, *next;
+} Staged;
+
+typedef struct {
+    Staged **buckets;
+    size_t nbuckets, count;
+    Staged *head, *tail;        /* oldest first */
+} StagedTable;
+
+Staged *staged_get(StagedTable *t, int64_t layer, int64_t idx);
+/* A new entry at the end of the order (NULL when out of memory). */
+Staged *staged_add(StagedTable *t, int64_t layer, int64_t idx);
+void staged_remove(StagedTable *t, Staged *e);
+void staged_clear(StagedTable *t);
+
+typedef struct Cached {
+    int64_t id;
+    uint8_t *data;
+    size_t len;
+    struct Cached *hnext, *prev, *next;
+} Cached;
+
+typedef struct {
+    Cached **buckets;
+    size_t nbuckets, count, bytes, limit;
+    Cached *head, *tail;        /* least recently used first */
+} ChunkCache;
+
+/* The cached data of a chunk, now the most recently used; or NULL. */
+Cached *cache_get(ChunkCache *c, int64_t id);
+/* Keep ``data`` (taken over) for a chunk; older entries go beyond the
+ * limit, never the new one. NULL when out of memory (data is freed). */
+Cached *cache_put(ChunkCache *c, int64_t id, uint8_t *data, size_t len);
+void cache_forget(ChunkCache *c, int64_t id);
+void cache_clear(ChunkCache *c);
+
+#endif
