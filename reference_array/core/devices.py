@@ -131,7 +131,8 @@ class Device(object):
 
     def native_view(self):
         """(layer chain, blocks, read_only, counter id) of the device,
-        for a connection's native data path (store lock held)."""
+        for a connection's native data path (store lock held).
+        """
         return (self.engine.chain(self._current()), self.blocks,
                 self.read_only, self.counter_id)
 

@@ -57,7 +57,7 @@ class NativeEngine(engine_mod.Engine):
             # Chunk ids are handed out by the native store.
             self._native.last_chunk = self._last_chunk
 
-    # -- what the native store counts as well ---------------------------------
+    # -- what the native store counts as well ----------------------------
     @property
     def work(self):
         out = collections.Counter(self._work)
@@ -100,7 +100,8 @@ class NativeEngine(engine_mod.Engine):
     @property
     def epoch(self):
         """Changes before any transaction but the engine's own: what a
-        connection resolved (LUNs, layers) may have changed."""
+        connection resolved (LUNs, layers) may have changed.
+        """
         return self._native.epoch
 
     def chain(self, layer):
@@ -112,14 +113,14 @@ class NativeEngine(engine_mod.Engine):
         """(chain, dedup) of a layer, for the native store."""
         return self._chain(layer), self._layer_dedup(layer)
 
-    # -- chunks ----------------------------------------------------------------
+    # -- chunks -----------------------------------------------------------
     def _unref_chunks(self, chunks):
         logical, freed = self._native.unref(list(chunks))
         for seg, size in freed:
             self.segments.freed(seg, size)
         return logical
 
-    # -- data path ---------------------------------------------------------------
+    # -- data path --------------------------------------------------------
     def read(self, layer, offset, length):
         started = time.monotonic()
         with self.lock:
@@ -217,7 +218,8 @@ class NativeEngine(engine_mod.Engine):
 
     def _settle_some(self):
         """Store the oldest staged chunks (a connection's data path
-        found the cache full)."""
+        found the cache full).
+        """
         with self.lock:
             if self._native.staged * self.chunk >= self._dirty_limit:
                 try:
@@ -237,7 +239,8 @@ class NativeEngine(engine_mod.Engine):
 
     def data_path(self, fd, timeout, negotiated):
         """The native data path of one iSCSI connection on socket ``fd``
-        (``native/path.c``), with its session's negotiated lengths."""
+        (``native/path.c``), with its session's negotiated lengths.
+        """
         return native._native.DataPath(
             fd, self._native, self.lock, self, timeout,
             negotiated.max_send_segment, negotiated.max_burst,

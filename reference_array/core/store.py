@@ -148,7 +148,8 @@ class Store(object):
 
     def call_before_close(self, callback):
         """Run ``callback`` (lock held) before the database closes: the
-        engine's native store releases its statements on it there."""
+        engine's native store releases its statements on it there.
+        """
         self._before_close = callback
 
     def _add_keys(self):

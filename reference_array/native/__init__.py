@@ -39,5 +39,6 @@ AVAILABLE = _native is not None
 
 def lock():
     """The store lock: the native one when the data path is native (its
-    connections take it without the GIL), else a reentrant lock."""
+    connections take it without the GIL), else a reentrant lock.
+    """
     return _native.Lock() if AVAILABLE else threading.RLock()

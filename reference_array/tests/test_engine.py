@@ -35,6 +35,7 @@ from reference_array.core import store as metadata
 from reference_array import native
 
 CHUNK = engine.DEFAULT_CHUNK
+NO_NATIVE = 'native data path: %s' % native.WHY_NOT
 
 
 def _open_engine(test):
@@ -609,28 +610,21 @@ class CrashTestCase(testtools.TestCase):
             store.close()
 
 
-# The same tests on the native data path (reference_array/native).
-@testtools.skipUnless(native.AVAILABLE, 'native data path: %s' % native.WHY_NOT)
-class NativeEngineTestCase(EngineTestCase):
-    engine_class = native_engine.NativeEngine
+def _on_native(case):
+    """``case`` run again on the native data path (reference_array/native)."""
+    return testtools.skipUnless(native.AVAILABLE, NO_NATIVE)(type(
+        'Native' + case.__name__, (case,),
+        {'engine_class': native_engine.NativeEngine}))
 
 
-@testtools.skipUnless(native.AVAILABLE, 'native data path: %s' % native.WHY_NOT)
-class NativeSegmentsTestCase(SegmentsTestCase):
-    engine_class = native_engine.NativeEngine
+NativeEngineTestCase = _on_native(EngineTestCase)
+NativeSegmentsTestCase = _on_native(SegmentsTestCase)
+NativeSpaceTestCase = _on_native(SpaceTestCase)
+NativeMigrationTestCase = _on_native(MigrationTestCase)
+NativeCrashTestCase = _on_native(CrashTestCase)
 
 
-@testtools.skipUnless(native.AVAILABLE, 'native data path: %s' % native.WHY_NOT)
-class NativeMigrationTestCase(MigrationTestCase):
-    engine_class = native_engine.NativeEngine
-
-
-@testtools.skipUnless(native.AVAILABLE, 'native data path: %s' % native.WHY_NOT)
-class NativeCrashTestCase(CrashTestCase):
-    engine_class = native_engine.NativeEngine
-
-
-@testtools.skipUnless(native.AVAILABLE, 'native data path: %s' % native.WHY_NOT)
+@testtools.skipUnless(native.AVAILABLE, NO_NATIVE)
 class NativeFormatTestCase(testtools.TestCase):
     """The native store writes what the Python engine reads, and back."""
 

@@ -44,7 +44,8 @@ class FastPath(object):
         """The fast path of a session in full feature phase, or None when
         its target or transport has none, or when the target's command
         buffers cannot hold the native loop's own (one largest transfer,
-        held while the connection lasts)."""
+        held while the connection lasts).
+        """
         exports = getattr(session.target, 'exports', None)
         engine = getattr(exports, 'engine', None)
         if session.discovery or not hasattr(engine, 'data_path') or \

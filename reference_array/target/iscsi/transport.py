@@ -140,7 +140,8 @@ class TCPConnection(object):
 
     def unread(self, data):
         """Put back bytes received (into an empty buffer), to be read
-        next."""
+        next.
+        """
         if len(data) > len(self._in):
             self._in = bytearray(len(data) + READ_SIZE)
         self._in[:len(data)] = data
