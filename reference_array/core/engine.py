@@ -686,7 +686,7 @@ class Engine(object):
             return
         if self._reclaim():
             return self._room(data)
-        self.work['writes_refused'] += 1
+        self._work['writes_refused'] += 1
         raise NoSpace('%d bytes free on the filesystem, %d kept in reserve'
                       % (max(self._space_left - self._since_check, 0),
                          self.reserve))
@@ -984,19 +984,25 @@ class Engine(object):
                     stop = found[-1] + 1
                 below.update(found)
             masked = sorted(idx for idx in below if idx < stop)
-            self.work['unmap_entries'] += len(rows) + len(masked)
-            # Staged chunks of the range are dropped, and kept again if
-            # the step fails.
-            dirty = self._dirty
-            dropped = {key: dirty.pop(key) for key in [
-                key for key in dirty
-                if key[0] == layer and first <= key[1] < stop]}
-            try:
+            self._work['unmap_entries'] += len(rows) + len(masked)
+            with self._unstaged(layer, first, stop):
                 self._drop_entries(layer, first, stop, rows, masked)
-            except BaseException:
-                dirty.update(dropped)
-                raise
             return stop * chunk
+
+    @contextlib.contextmanager
+    def _unstaged(self, layer, first, stop):
+        """Staged chunks [first, stop) of ``layer`` are dropped, and
+        kept again if the step fails.
+        """
+        dirty = self._dirty
+        dropped = {key: dirty.pop(key) for key in [
+            key for key in dirty
+            if key[0] == layer and first <= key[1] < stop]}
+        try:
+            yield
+        except BaseException:
+            dirty.update(dropped)
+            raise
 
     def _drop_entries(self, layer, first, stop, rows, masked):
         """One step of an UNMAP: the layer's entries in [first, stop)

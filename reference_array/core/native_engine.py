@@ -15,6 +15,7 @@ own.
 """
 
 import collections
+import contextlib
 import logging
 import time
 
@@ -215,6 +216,15 @@ class NativeEngine(engine_mod.Engine):
                     raise
                 self._space_left = None
                 self._revoke_room()
+
+    @contextlib.contextmanager
+    def _unstaged(self, layer, first, stop):
+        # Staged chunks sit above the map: dropped once the step's
+        # entries are gone, kept if it fails.
+        yield
+        self._native.drop_staged([
+            key for key in self._native.staged_keys()
+            if key[0] == layer and first <= key[1] < stop])
 
     def _settle_some(self):
         """Store the oldest staged chunks (a connection's data path
