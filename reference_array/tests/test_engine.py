@@ -15,6 +15,7 @@
 """The reference array's storage engine, on a real database file."""
 
 import os
+import platform
 import random
 import signal
 import sqlite3
@@ -619,7 +620,6 @@ def _on_native(case):
 
 NativeEngineTestCase = _on_native(EngineTestCase)
 NativeSegmentsTestCase = _on_native(SegmentsTestCase)
-NativeSpaceTestCase = _on_native(SpaceTestCase)
 NativeMigrationTestCase = _on_native(MigrationTestCase)
 NativeCrashTestCase = _on_native(CrashTestCase)
 
@@ -657,3 +657,39 @@ class NativeFormatTestCase(testtools.TestCase):
                     self.assertEqual(data, other.read(layer, offset, 4096))
             other.close()
             store.close()
+
+
+@testtools.skipUnless(native.AVAILABLE, NO_NATIVE)
+class NativeRoomTestCase(SpaceTestCase):
+    """Connections' data paths stage only the room the engine granted."""
+
+    engine_class = native_engine.NativeEngine
+
+    def test_room_is_granted_from_what_is_free_above_the_reserve(self):
+        vol = self.engine.new_layer()
+        self.assertEqual(0, self.engine._native.room)
+        self.free = self.engine.reserve + 4 * CHUNK
+        self.engine._space_left = None
+        self.engine.write(vol, 0, os.urandom(2 * CHUNK))
+        # What is left above the reserve, less what was just staged.
+        self.assertEqual(2 * CHUNK, self.engine._native.room)
+        # The engine takes it back before it accepts a write itself.
+        self.assertRaises(engine.NoSpace, self.engine.write, vol,
+                          2 * CHUNK, os.urandom(4 * CHUNK))
+        self.assertEqual(0, self.engine._native.room)
+
+    def test_a_failed_store_takes_the_room_back(self):
+        vol = self.engine.new_layer()
+        self.engine.write(vol, 0, os.urandom(CHUNK))
+        self.assertGreater(self.engine._native.room, 0)
+        with mock.patch.object(self.engine.segments, 'append',
+                               side_effect=OSError(28, 'No space left')):
+            self.assertRaises(engine.NoSpace, self.engine.flush)
+        self.assertEqual(0, self.engine._native.room)
+        self.assertIsNone(self.engine._space_left)
+
+    def test_built_for_this_python_and_sqlite(self):
+        self.assertEqual(platform.python_version(),
+                         native._native.PYTHON_VERSION)
+        self.assertEqual(sqlite3.sqlite_version,
+                         native._native.SQLITE_VERSION)
