@@ -16,6 +16,9 @@ import setuptools
 
 # The reference array's data path in C: built with the package, against
 # Debian's libzstd-dev and libsqlite3-dev (tools/run installs them).
+# Optional: where no compiler or headers are found (a cinder-volume host
+# installing the drivers from source), the build goes on without it and
+# the array, if installed, runs its pure-Python data path.
 NATIVE = setuptools.Extension(
     'reference_array.native._native',
     sources=['reference_array/native/%s.c' % name for name in
@@ -25,7 +28,8 @@ NATIVE = setuptools.Extension(
              ('native', 'store', 'tables', 'path')],
     libraries=['zstd', 'sqlite3'],
     extra_compile_args=['-O3', '-std=gnu11', '-Wall',
-                        '-Wno-missing-field-initializers'])
+                        '-Wno-missing-field-initializers'],
+    optional=True)
 
 setuptools.setup(
     setup_requires=['pbr>=6.0.0'],

@@ -88,6 +88,15 @@ class LeanInstallTestCase(testtools.TestCase):
         self.assertEqual(set(ENGINE), array)
         self.assertIn('cinder', plain)
 
+    def test_the_wheel_carries_the_native_data_path(self):
+        # Built where a compiler and the headers are (tools/run installs
+        # them); elsewhere setup.py leaves it out and the array runs its
+        # pure-Python data path.
+        with zipfile.ZipFile(self.wheel) as archive:
+            built = [n for n in archive.namelist()
+                     if n.startswith('reference_array/native/_native.')]
+        self.assertEqual(1, len(built), built)
+
     def venv(self):
         """A fresh virtualenv that sees this host's packages."""
         path = self.useFixture(fixtures.TempDir()).path
