@@ -70,7 +70,7 @@ class NativeEngine(engine_mod.Engine):
         store.call_before_close(self._native.close)
         with self.lock:
             # Chunk ids are handed out by the native store.
-            self._native.last_chunk = self._last_chunk
+            self._native.last_chunk = self.chunks.last_chunk
 
     # -- what the native store counts as well ----------------------------
     @property
