@@ -35,6 +35,36 @@ import zstandard
 ZERO = 0
 # SQLite's default limit on host parameters is well above this.
 BATCH = 500
+# Every zstd frame begins with these bytes. A record that does not is
+# the chunk stored as it is: compressing data that does not shrink costs
+# a write more CPU than anything else and saves nothing. A chunk that
+# itself begins with them is always stored as a frame.
+FRAME_MAGIC = b'\x28\xb5\x2f\xfd'
+# Bytes of a chunk compressed first, at its start and at its middle: if
+# neither shrinks, the chunk is stored as it is without compressing it.
+SAMPLE = 512
+
+
+def pack(compress, block):
+    """The record of a whole chunk: a zstd frame, or the chunk as it is
+    if samples of it (or the whole) do not shrink.
+    """
+    if block[:4] == FRAME_MAGIC:
+        return compress(block)
+    middle = len(block) // 2
+    if len(block) >= 2 * SAMPLE and all(
+            len(compress(block[at:at + SAMPLE])) >= SAMPLE
+            for at in (0, middle)):
+        return bytes(block)
+    packed = compress(block)
+    return bytes(block) if len(packed) >= len(block) else packed
+
+
+def unpack(decompress, record):
+    """A chunk's data from its record (see ``pack``)."""
+    if record[:4] != FRAME_MAGIC:
+        return record
+    return decompress(record)
 
 
 def select_in(db, sql, keys, *args):
@@ -142,7 +172,7 @@ class ChunkStore(object):
         if data is not None:
             self._cache.move_to_end(chunk)
             return data
-        data = self.codec()[1].decompress(self.packed(chunk, where))
+        data = unpack(self.codec()[1].decompress, self.packed(chunk, where))
         self._work['chunks_fetched'] += 1
         self._work['bytes_decompressed'] += len(data)
         self._cache[chunk] = data
@@ -228,7 +258,7 @@ class ChunkStore(object):
             digest = digests.get(idx)
             chunk = known.get(digest) if digest is not None else None
             if chunk is None:
-                packed = compress(block)
+                packed = pack(compress, block)
                 self.last_chunk += 1
                 chunk = self.last_chunk
                 new_rows.append((chunk, digest, len(block), packed))

@@ -141,6 +141,40 @@ typedef struct {
     size_t mask;
 } Known;
 
+/* Bytes of a chunk compressed first, at its start and at its middle: if
+ * neither shrinks, the chunk is stored as it is (chunk_store.py's pack:
+ * compressing data that does not shrink costs a write the most CPU). */
+#define PACK_SAMPLE 512
+
+/* The record of a whole chunk into ``dst`` (``bound`` bytes): its
+ * length, or a zstd error code. */
+static size_t pack_chunk(Store *s, uint8_t *dst, size_t bound,
+                         const uint8_t *src)
+{
+    size_t n = (size_t)s->chunk, got;
+    if (store_is_frame(src, n))
+        return ZSTD_compressCCtx(s->cctx, dst, bound, src, n, s->level);
+    if (n >= 2 * PACK_SAMPLE) {
+        size_t at[2] = {0, n / 2};
+        int shrinks = 0;
+        for (int k = 0; k < 2 && !shrinks; k++) {
+            got = ZSTD_compressCCtx(s->cctx, dst, bound, src + at[k],
+                                    PACK_SAMPLE, s->level);
+            shrinks = ZSTD_isError(got) || got < PACK_SAMPLE;
+        }
+        if (!shrinks) {
+            memcpy(dst, src, n);
+            return n;
+        }
+    }
+    got = ZSTD_compressCCtx(s->cctx, dst, bound, src, n, s->level);
+    if (!ZSTD_isError(got) && got >= n) {
+        memcpy(dst, src, n);
+        return n;
+    }
+    return got;
+}
+
 static int64_t *known_slot(Known *k, const uint8_t *digest)
 {
     uint64_t h;
@@ -300,8 +334,7 @@ static int put_blocks(Store *s, LayerInfo *li, Staged **e, size_t m,
     for (size_t i = 0; i < m && !failed; i++) {
         if (!packed[i])
             continue;
-        packed_len[i] = ZSTD_compressCCtx(s->cctx, packed[i], bound,
-                                          e[i]->data, s->chunk, s->level);
+        packed_len[i] = pack_chunk(s, packed[i], bound, e[i]->data);
         failed = ZSTD_isError(packed_len[i]);
     }
     Py_END_ALLOW_THREADS

@@ -288,12 +288,22 @@ const uint8_t *store_chunk_data(Store *s, int64_t chunk, int have_where,
         }
         src = packed;
     }
-    unsigned long long raw = ZSTD_getFrameContentSize(src, size);
+    unsigned long long raw;
     uint8_t *data = NULL;
     size_t out = 0;
-    if (raw != ZSTD_CONTENTSIZE_UNKNOWN && raw != ZSTD_CONTENTSIZE_ERROR &&
-            raw <= (1 << 24) && (data = malloc(raw ? raw : 1))) {
-        out = ZSTD_decompressDCtx(s->dctx, data, raw, src, size);
+    if (!store_is_frame(src, size)) {
+        /* Stored as it is. */
+        raw = size;
+        if (raw <= (1 << 24) && (data = malloc(raw ? raw : 1))) {
+            memcpy(data, src, raw);
+            out = raw;
+        }
+    } else {
+        raw = ZSTD_getFrameContentSize(src, size);
+        if (raw != ZSTD_CONTENTSIZE_UNKNOWN &&
+                raw != ZSTD_CONTENTSIZE_ERROR && raw <= (1 << 24) &&
+                (data = malloc(raw ? raw : 1)))
+            out = ZSTD_decompressDCtx(s->dctx, data, raw, src, size);
     }
     free(packed);
     if (legacy)

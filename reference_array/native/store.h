@@ -24,6 +24,14 @@
 #include "native.h"
 #include "tables.h"
 
+/* Every zstd frame begins with these bytes. A record that does not is
+ * the chunk stored as it is (see chunk_store.py's pack and unpack). */
+static inline int store_is_frame(const uint8_t *p, size_t n)
+{
+    return n >= 4 && p[0] == 0x28 && p[1] == 0xb5 && p[2] == 0x2f &&
+        p[3] == 0xfd;
+}
+
 /* The sqlite3 handle of a Python sqlite3.Connection: its first field
  * (CPython's Modules/_sqlite/connection.h). */
 typedef struct {

@@ -29,6 +29,7 @@ import fixtures
 import testtools
 import zstandard
 
+from reference_array.core import chunk_store
 from reference_array.core import engine
 from reference_array.core import native_engine
 from reference_array.core import segments
@@ -81,6 +82,25 @@ class EngineTestCase(testtools.TestCase):
         grown = (self.engine.totals()['physical']
                  - after_dedup['physical'])
         self.assertEqual(8 * after_dedup['physical'], grown)
+
+    def test_data_that_does_not_shrink_is_stored_as_it_is(self):
+        unique = os.urandom(4 * CHUNK)
+        # Begins as a zstd frame does: always stored as a frame.
+        framed = chunk_store.FRAME_MAGIC + os.urandom(CHUNK - 4)
+        # Its start does not shrink, its middle does.
+        half = os.urandom(CHUNK // 2) + bytes(CHUNK // 2)
+        layers = []
+        for data in (unique, framed, half):
+            layers.append(self.engine.new_layer())
+            self.engine.write(layers[-1], 0, data)
+        self.engine.flush()
+        self.engine.drop_cache()
+        for layer, data in zip(layers, (unique, framed, half)):
+            self.assertEqual(data, self.engine.read(layer, 0, len(data)))
+        physical = [self.engine.usage([layer])[1] for layer in layers]
+        self.assertEqual(4 * CHUNK, physical[0])
+        self.assertGreater(physical[1], CHUNK)
+        self.assertLess(physical[2], CHUNK * 3 // 4)
 
     def test_snapshot_is_copy_on_write_and_delete_frees(self):
         vol = self.engine.new_layer()
@@ -633,6 +653,27 @@ class NativeFormatTestCase(testtools.TestCase):
             data = os.urandom(size)
             self.assertEqual(blake3.blake3(data).digest(),
                              native._native.blake3(data), size)
+
+    def test_chunks_stored_as_they_are_read_by_either_engine(self):
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path, 'a.db')
+        data = {}
+        for writer in (native_engine.NativeEngine, engine.Engine):
+            store = metadata.Store(path)
+            eng = writer(store)
+            layer = data.setdefault('layer', eng.new_layer())
+            data[writer] = os.urandom(2 * CHUNK)
+            eng.write(layer, len(data) * 2 * CHUNK, data[writer])
+            eng.close()
+            store.close()
+        for reader in (native_engine.NativeEngine, engine.Engine):
+            store = metadata.Store(path)
+            eng = reader(store)
+            self.assertEqual(
+                data[native_engine.NativeEngine] + data[engine.Engine],
+                eng.read(data['layer'], 4 * CHUNK, 4 * CHUNK))
+            self.assertEqual(4 * CHUNK, eng.usage([data['layer']])[1])
+            eng.close()
+            store.close()
 
     def test_each_engine_reads_what_the_other_wrote(self):
         path = os.path.join(self.useFixture(fixtures.TempDir()).path, 'a.db')
