@@ -269,9 +269,13 @@ class Engine(object):
     def read(self, layer, offset, length):
         started = time.monotonic()
         with self.lock:
-            data = self.staging.read(self._chain(layer), offset, length)
+            data = self._read_image(self._chain(layer), offset, length)
         self._count('read', length, started)
         return data
+
+    def _read_image(self, chain, offset, length):
+        """``length`` bytes at ``offset`` of the image ``chain``."""
+        return self.staging.read(chain, offset, length)
 
     def write(self, layer, offset, data):
         """Write ``data`` at ``offset``; all-zero chunks are unmapped.

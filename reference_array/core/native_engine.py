@@ -136,12 +136,8 @@ class NativeEngine(engine_mod.Engine):
         return logical
 
     # -- data path --------------------------------------------------------
-    def read(self, layer, offset, length):
-        started = time.monotonic()
-        with self.lock:
-            data = self._native.read(self._chain(layer), offset, length)
-        self._count('read', length, started)
-        return data
+    def _read_image(self, chain, offset, length):
+        return self._native.read(chain, offset, length)
 
     def _staged_bytes(self):
         return self._native.staged * self.chunk
