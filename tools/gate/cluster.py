@@ -35,6 +35,7 @@ import threading
 import time
 
 from tools.gate import coordinator as coordinator_mod
+from tools.gate import processes
 
 CLUSTER = 'flash'
 MEMBERS = ('gate-a', 'gate-b')
@@ -140,8 +141,7 @@ class Cluster(object):
             pass
 
     def stop(self, member):
-        from tools.gate import bed as bed_mod
-        bed_mod._stop_group(self.member_pid(member))
+        processes.stop_group(self.member_pid(member))
 
     def start(self, member):
         name = service_name(member)

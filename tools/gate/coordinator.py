@@ -32,6 +32,8 @@ import subprocess
 import textwrap
 import time
 
+from tools.gate import processes
+
 REDIS_PORT = 6379
 ETCD_PORTS = (2379, 2380)
 # Seconds a lock of a dead service outlives it; the heartbeat renews a
@@ -68,8 +70,7 @@ class Coordinator(object):
         self.bed._wait(self.name, self.ready, 60, self.log_name)
 
     def ready(self):
-        from tools.gate import bed as bed_mod
-        return bed_mod.port_open(self.ports[0])
+        return processes.port_open(self.ports[0])
 
     def pid(self):
         return self.bed._pids().get(self.name)
@@ -79,9 +80,9 @@ class Coordinator(object):
         from tools.gate import bed as bed_mod
         pid = self.pid()
         if pid is not None:
-            bed_mod._stop_group(pid)
+            processes.stop_group(pid)
         deadline = time.monotonic() + 30
-        while any(bed_mod.port_open(p) for p in self.ports):
+        while any(processes.port_open(p) for p in self.ports):
             if time.monotonic() > deadline:
                 raise bed_mod.BedError('%s did not stop' % self.name)
             time.sleep(0.2)
