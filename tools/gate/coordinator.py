@@ -36,9 +36,14 @@ from tools.gate import processes
 
 REDIS_PORT = 6379
 ETCD_PORTS = (2379, 2380)
-# Seconds a lock of a dead service outlives it; the heartbeat renews a
-# live holder's lease every half of it.
-LEASE = 10
+# Seconds a lock of a dead service outlives it. Below the attach's lock
+# wait (tools.gate.cluster.LOCK_WAIT), so that a survivor's attach waiting
+# for a lock the dead member held still gets it.
+LEASE = 6
+# tooz's redis driver renews held locks every min(lock_timeout,
+# membership_timeout) seconds: half the lease, so that a renewal a busy
+# service makes late still comes before the lease runs out.
+HEARTBEAT = LEASE // 2
 
 
 class Coordinator(object):
@@ -123,8 +128,9 @@ class Redis(Coordinator):
         return ['redis-server', os.path.join(self.dir, 'redis.conf')]
 
     def backend_url(self):
-        return 'redis://:%s@127.0.0.1:%d?timeout=5&lock_timeout=%d' % (
-            self.password, REDIS_PORT, LEASE)
+        return ('redis://:%s@127.0.0.1:%d?timeout=5&lock_timeout=%d'
+                '&membership_timeout=%d' % (self.password, REDIS_PORT, LEASE,
+                                            HEARTBEAT))
 
     def ready(self):
         result = subprocess.run(
