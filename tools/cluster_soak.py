@@ -43,7 +43,6 @@ import argparse
 import collections
 import json
 import os
-import re
 import statistics
 import sys
 import threading
@@ -68,52 +67,12 @@ COORDINATOR_OUTAGE = 20
 # Operations Cinder tracks in its workers table (finished or rolled back
 # by the cleanup); the others have no record of who took them.
 TRACKED = ('create', 'clone', 'snapshot', 'delete')
-# Log lines that show a member in the middle of an operation: the kill
-# comes right after one (the member then holds the operation's lock or
-# runs its task). The attach lock's owner is the driver call
-# (cinder_driver.common.locks).
-MARKERS = {
-    'attach': 'acquired by "initialize_connection"',
-    'detach': 'acquired by "terminate_connection"',
-    'delete': re.compile(r'flash-volume-[^"]*" acquired by "delete_volume"'),
-    'create': re.compile(r"CreateVolumeFromSpecTask;volume:create'.*"
-                         r"into state 'RUNNING'"),
-}
 # What each kill round's member is caught in the middle of, in turn:
 # attaches most, for the io-pause of an attach the dead member had taken.
 KILL_TARGETS = ('attach', 'create', 'attach', 'delete', 'attach', 'detach')
 # Seconds to wait for the round's marker in the member's log, then for
 # any marker; a member with nothing in flight by then is not killed.
 MARKER_WAIT = 30
-TASK = re.compile(r"\(([0-9a-f-]{36})\) transitioned into state")
-
-
-def ended_by(marker_line):
-    """A test of whether a later log line ends what ``marker_line``
-    began: the lock's release, or the task's last state.
-    """
-    m = re.search(r'Lock "([^"]+)" acquired', marker_line)
-    if m:
-        ends = ('Lock "%s" released' % m.group(1),
-                'Failed to release lock "%s"' % m.group(1))
-        return lambda line: any(e in line for e in ends)
-    task = TASK.search(marker_line).group(1)
-    return lambda line: task in line and (
-        "into state 'SUCCESS'" in line or "into state 'FAILURE'" in line)
-
-
-def in_flight_at_death(log, marker_line):
-    """Whether the dead member's log ends with ``marker_line``'s
-    operation still open (nothing after it ended it).
-    """
-    ended = ended_by(marker_line)
-    with open(log, errors='replace') as f:
-        lines = f.read().splitlines()
-    try:
-        after = lines[lines.index(marker_line.rstrip('\n')) + 1:]
-    except ValueError:
-        return False
-    return not any(ended(line) for line in after)
 
 
 def say(msg):
@@ -222,7 +181,7 @@ class Soak(object):
                     continue
                 line, partial = partial + line, ''
                 for target in targets:
-                    marker = MARKERS[target]
+                    marker = cluster_locks.MARKERS[target]
                     if (marker in line if isinstance(marker, str)
                             else marker.search(line)):
                         return target, line
@@ -237,7 +196,7 @@ class Soak(object):
         if seen is None:
             if target == 'attach':
                 self.burst_threads += self.load.burst(8)
-            seen, line = self._wait_for(member, sorted(MARKERS))
+            seen, line = self._wait_for(member, sorted(cluster_locks.MARKERS))
         if seen is None:
             return None, None, ['round %d: %s had nothing in flight for '
                                 '%d s, not killed' % (number, member,
@@ -247,7 +206,7 @@ class Soak(object):
         death = time.time()
         self.cluster.kill(member)
         problems = []
-        if not in_flight_at_death(self.log(member), line):
+        if not cluster_locks.in_flight_at_death(self.log(member), line):
             problems.append('round %d: the %s %s was doing had ended '
                             'before the kill' % (number, seen, member))
         say('round %d: killed %s in the middle of a %s (%s), with %d '
