@@ -40,7 +40,7 @@ ETCD_PORTS = (2379, 2380)
 # wait (tools.gate.cluster.LOCK_WAIT), so that a survivor's attach waiting
 # for a lock the dead member held still gets it.
 LEASE = 6
-# tooz's redis driver renews held locks every min(lock_timeout,
+# tooz's redis and etcd3gw drivers renew held locks every min(lock_timeout,
 # membership_timeout) seconds: half the lease, so that a renewal a busy
 # service makes late still comes before the lease runs out.
 HEARTBEAT = LEASE // 2
@@ -165,8 +165,8 @@ class Etcd(Coordinator):
                 '--initial-cluster', 'gate=' + peer]
 
     def backend_url(self):
-        return 'etcd3+http://127.0.0.1:%d?timeout=5&lock_timeout=%d' % (
-            ETCD_PORTS[0], LEASE)
+        return ('etcd3+http://127.0.0.1:%d?timeout=5&lock_timeout=%d'
+                '&membership_timeout=%d' % (ETCD_PORTS[0], LEASE, HEARTBEAT))
 
     def held_locks(self):
         import base64
