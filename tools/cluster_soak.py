@@ -209,7 +209,7 @@ class Soak(object):
         if not cluster_locks.in_flight_at_death(self.log(member), line):
             problems.append('round %d: the %s %s was doing had ended '
                             'before the kill' % (number, seen, member))
-        say('round %d: killed %s in the middle of a %s (%s), with %d '
+        say('round %d: killed %s in the middle of: %s (%s), with %d '
             'operations in flight (%s)' % (
                 number, member, seen, 'still open in its log' if not
                 problems else 'ENDED before the kill', len(inflight),
@@ -301,6 +301,7 @@ class Soak(object):
         """io-pause: from the death to the end of what was in flight."""
         lines = cluster_locks.lines_since(self.log(member), min(
             [r.start for r in inflight] or [death]))
+        pauses = collections.defaultdict(list)
         for rec in inflight:
             if rec.end is None:
                 continue
@@ -310,6 +311,9 @@ class Soak(object):
             kind = 'tracked' if rec.name in TRACKED else 'untracked'
             key = '%s_%s' % (kind, 'dead' if taken else 'survivor')
             self.figures['end_after_death_' + key].append(rec.end - death)
+            pauses['%s by the %s' % (rec.name, 'dead member' if taken
+                                     else 'survivor')].append(
+                rec.end - death)
             if rec.failed_at is not None:
                 # The failed first answer, before the caller's retry.
                 self.figures['first_answer_after_death_' + key].append(
@@ -317,6 +321,13 @@ class Soak(object):
             self.figures['outcomes'].append('%s %s: %s %s' % (
                 rec.name, 'dead' if taken else 'survivor', rec.outcome,
                 rec.detail[:120]))
+        # The io-pause of this round, per operation and who had taken it.
+        self.figures['pause_per_round'].append(max(
+            [v for vs in pauses.values() for v in vs] or [0.0]))
+        for what, values in sorted(pauses.items()):
+            say('  io-pause: %d %s ended %s s after the death' % (
+                len(values), what, ', '.join(
+                    '%.1f' % v for v in sorted(values))))
 
     def operator_reset(self, stuck, since):
         """The operator's step for what Cinder's cleanup does not cover.
@@ -440,6 +451,10 @@ def report(soak, resets):
                      % (key[len('first_answer_after_death_'):].replace(
                          '_', ' taken by ') + ' first answered after the '
                         'death', len(values), max(values)))
+    if f['pause_per_round']:
+        lines.append('io-pause per kill round (the last operation in flight '
+                     'at the death to end): %s s' % ', '.join(
+                         '%.1f' % v for v in f['pause_per_round']))
     if f['kills_in_flight']:
         lines.append('kills with the operation still open in the '
                      "member's log: %d of %d" % (
