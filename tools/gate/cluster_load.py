@@ -223,12 +223,19 @@ class Load(object):
                 if getattr(e, 'status', 500) < 500:
                     raise
                 # Lost with its service or refused untouched (the host
-                # lock's wait ran out): the caller asks again, once.
+                # lock's wait ran out): the caller asks again, once. The
+                # driver finds a mapping the lost attach may have made
+                # and hands it out again, so nothing is left over.
                 rec = getattr(self._current, 'record', None)
                 if rec is not None:
                     rec.failed_at = time.time()
                 self.counts['attach tried again'] += 1
-                att_id = self._attach(vid, connector)
+                try:
+                    att_id = self._attach(vid, connector)
+                except Exception as e:
+                    if getattr(e, 'status', 500) >= 500:
+                        self._unmap_lost(vid, connector)
+                    raise
             with self.lock:
                 self.attachments[att_id] = (vid, connector)
             return att_id
@@ -239,11 +246,9 @@ class Load(object):
         att = self.api.reserve(vid)
         try:
             self.api.connect(att['id'], connector)
-        except Exception as e:
+        except Exception:
             # Nova's rollback of a failed connection.
             self._detach_quietly(att['id'])
-            if getattr(e, 'status', 500) >= 500:
-                self._unmap_lost(vid, connector)
             raise
         return att['id']
 
