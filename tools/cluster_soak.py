@@ -485,6 +485,9 @@ def main():
                         help='load per round')
     parser.add_argument('--workers', type=int, default=6)
     parser.add_argument('--seed', type=int, default=1)
+    parser.add_argument('--targets', default=','.join(KILL_TARGETS),
+                        help='what the kill rounds catch members in the '
+                        'middle of, in turn (%(default)s)')
     parser.add_argument('--coordinator', default='redis',
                         choices=sorted(coordinator_mod.KINDS))
     parser.add_argument('--rpc-timeout', type=int,
@@ -498,6 +501,11 @@ def main():
                         help='--bench: throughput phases of each kind')
     parser.add_argument('--state-dir', default=os.path.join(ROOT, '.gate'))
     args = parser.parse_args()
+    unknown = set(args.targets.split(',')) - set(cluster_locks.MARKERS)
+    if unknown:
+        parser.error('--targets: unknown %s (known: %s)' % (
+            ', '.join(sorted(unknown)), ', '.join(sorted(
+                cluster_locks.MARKERS))))
     bed = bed_mod.Bed(args.state_dir, cluster=args.coordinator)
     bed.cluster.rpc_timeout = args.rpc_timeout
     bed.up()
@@ -516,7 +524,7 @@ def run(bed, args):
             results['ops_per_s'] = soak.throughput(args.operations,
                                                    args.repeats)
         kinds = ['kill', 'kill', 'coordinator'] * args.rounds
-        targets = list(KILL_TARGETS) * args.rounds
+        targets = args.targets.split(',') * args.rounds
         for number in range(1, args.rounds + 1):
             kind = kinds[number - 1]
             if kind == 'kill':
