@@ -43,7 +43,6 @@ import argparse
 import collections
 import json
 import os
-import re
 import statistics
 import sys
 import threading
@@ -68,15 +67,12 @@ COORDINATOR_OUTAGE = 20
 # Operations Cinder tracks in its workers table (finished or rolled back
 # by the cleanup); the others have no record of who took them.
 TRACKED = ('create', 'clone', 'snapshot', 'delete')
-# Log lines that show a member in the middle of an operation: the kill
-# comes right after one (the member then holds the operation's lock).
-MARKERS = {
-    'attach': 'acquired by "_attach"',
-    'detach': 'acquired by "_detach"',
-    'delete': re.compile(r'flash-volume-[^"]*" acquired by "delete_volume"'),
-    'create': re.compile(r"CreateVolumeFromSpecTask;volume:create'.*"
-                         r"into state 'RUNNING'"),
-}
+# What each kill round's member is caught in the middle of, in turn:
+# attaches most, for the io-pause of an attach the dead member had taken.
+KILL_TARGETS = ('attach', 'create', 'attach', 'delete', 'attach', 'detach')
+# Seconds to wait for the round's marker in the member's log, then for
+# any marker; a member with nothing in flight by then is not killed.
+MARKER_WAIT = 30
 
 
 def say(msg):
@@ -166,21 +162,60 @@ class Soak(object):
         for t in threads:
             t.join()
 
-    def _wait_for(self, member, target, timeout=30):
-        """Until the member logs that it is in the middle of ``target``."""
-        marker = MARKERS[target]
+    def _wait_for(self, member, targets, timeout=MARKER_WAIT):
+        """Until the member logs that it is in the middle of one of
+        ``targets``; returns (target, line) or (None, None).
+        """
         path = self.log(member)
         with open(path, errors='replace') as f:
             f.seek(0, os.SEEK_END)
             deadline = time.monotonic() + timeout
+            partial = ''
             while time.monotonic() < deadline:
                 line = f.readline()
                 if not line:
                     time.sleep(0.01)
-                elif (marker in line if isinstance(marker, str)
-                      else marker.search(line)):
-                    return line
-        return None
+                    continue
+                if not line.endswith('\n'):
+                    partial += line
+                    continue
+                line, partial = partial + line, ''
+                for target in targets:
+                    marker = cluster_locks.MARKERS[target]
+                    if (marker in line if isinstance(marker, str)
+                            else marker.search(line)):
+                        return target, line
+        return None, None
+
+    def _kill_in_flight(self, number, member, target):
+        """kill -9 of ``member`` right after its log shows it in the
+        middle of ``target`` (or, failing that, of any operation);
+        returns (death, what it was doing, [problem]).
+        """
+        seen, line = self._wait_for(member, [target])
+        if seen is None:
+            if target == 'attach':
+                self.burst_threads += self.load.burst(8)
+            seen, line = self._wait_for(member, sorted(cluster_locks.MARKERS))
+        if seen is None:
+            return None, None, ['round %d: %s had nothing in flight for '
+                                '%d s, not killed' % (number, member,
+                                                      2 * MARKER_WAIT)]
+        with self.load.lock:
+            inflight = list(self.load.inflight.values())
+        death = time.time()
+        self.cluster.kill(member)
+        problems = []
+        if not cluster_locks.in_flight_at_death(self.log(member), line):
+            problems.append('round %d: the %s %s was doing had ended '
+                            'before the kill' % (number, seen, member))
+        say('round %d: killed %s in the middle of: %s (%s), with %d '
+            'operations in flight (%s)' % (
+                number, member, seen, 'still open in its log' if not
+                problems else 'ENDED before the kill', len(inflight),
+                ', '.join(sorted(r.name for r in inflight))))
+        self.figures['kills_in_flight'].append(not problems)
+        return death, inflight, problems
 
     def kill_round(self, number, member, seconds, target='attach'):
         survivor = [m for m in cluster_mod.MEMBERS if m != member]
@@ -188,20 +223,20 @@ class Soak(object):
         self.sampler.start()
         load = self._load_thread(seconds)
         time.sleep(seconds / 4.0)
-        burst = self.load.burst(8) if target == 'attach' else []
-        seen = self._wait_for(member, target)
-        with self.load.lock:
-            inflight = list(self.load.inflight.values())
-        death = time.time()
-        self.cluster.kill(member)
-        say('round %d: killed %s %s, with %d operations in flight (%s)' % (
-            number, member, 'in the middle of a %s' % target if seen else
-            '(no %s seen in 30 s)' % target, len(inflight), ', '.join(
-                sorted(r.name for r in inflight))))
-        for t in burst:
+        self.burst_threads = (self.load.burst(8) if target == 'attach'
+                              else [])
+        death, inflight, problems = self._kill_in_flight(number, member,
+                                                         target)
+        for t in self.burst_threads:
             t.join()
         load.join()
         self.sampler.stop()
+        if death is None:
+            self.problems += problems
+            for p in problems:
+                say('  PROBLEM: ' + p)
+            self._settle()
+            return {'killed': False, 'operator resets': []}
         stuck = self.wait_quiet()
         cleanup_at = [t for t, _h in self.cleanups if t > death]
         self._inflight_figures(inflight, death, member)
@@ -210,9 +245,10 @@ class Soak(object):
         outcome = {'cleanup requested': bool(cleanup_at),
                    'operator resets': self.operator_reset(stuck, death)}
         self._settle()
-        outcome['after the kill'] = self._check(
+        outcome['after the kill'] = problems + self._check(
             number, 'after the kill of %s' % member, death, member,
             survivor)
+        self.problems += problems
         self.cluster.start(member)
         self.wait_up(cluster_mod.MEMBERS)
         outcome['after the restart'] = self._check(
@@ -235,6 +271,13 @@ class Soak(object):
         self.sampler.stop()
         stuck = self.wait_quiet()
         outcome = {'operator resets': self.operator_reset(stuck, stopped)}
+        # Before the callers ask again for what failed during the outage.
+        early = [p for p in cluster_audit.audit(self.bed)[0]
+                 if p not in self.baseline]
+        self.figures['disagreements_before_retries'].append(len(early))
+        say('round %d: before the callers try again, %s' % (
+            number, '; '.join(early) if early else
+            'array and Cinder agree'))
         self._settle()
         failures = cluster_locks.release_failures(self.all_logs(),
                                                   since=stopped)
@@ -258,6 +301,7 @@ class Soak(object):
         """io-pause: from the death to the end of what was in flight."""
         lines = cluster_locks.lines_since(self.log(member), min(
             [r.start for r in inflight] or [death]))
+        pauses = collections.defaultdict(list)
         for rec in inflight:
             if rec.end is None:
                 continue
@@ -267,9 +311,23 @@ class Soak(object):
             kind = 'tracked' if rec.name in TRACKED else 'untracked'
             key = '%s_%s' % (kind, 'dead' if taken else 'survivor')
             self.figures['end_after_death_' + key].append(rec.end - death)
+            pauses['%s by the %s' % (rec.name, 'dead member' if taken
+                                     else 'survivor')].append(
+                rec.end - death)
+            if rec.failed_at is not None:
+                # The failed first answer, before the caller's retry.
+                self.figures['first_answer_after_death_' + key].append(
+                    rec.failed_at - death)
             self.figures['outcomes'].append('%s %s: %s %s' % (
                 rec.name, 'dead' if taken else 'survivor', rec.outcome,
                 rec.detail[:120]))
+        # The io-pause of this round, per operation and who had taken it.
+        self.figures['pause_per_round'].append(max(
+            [v for vs in pauses.values() for v in vs] or [0.0]))
+        for what, values in sorted(pauses.items()):
+            say('  io-pause: %d %s ended %s s after the death' % (
+                len(values), what, ', '.join(
+                    '%.1f' % v for v in sorted(values))))
 
     def operator_reset(self, stuck, since):
         """The operator's step for what Cinder's cleanup does not cover.
@@ -386,6 +444,21 @@ def report(soak, resets):
             key[len('end_after_death_'):].replace('_', ' taken by ') +
             ' operations ended after the death', len(values), max(values),
             statistics.median(values)))
+    for key in sorted(k for k in f
+                      if k.startswith('first_answer_after_death_')):
+        values = f[key]
+        lines.append('%-44s n=%-3d max %.1f s (failed; then tried again)'
+                     % (key[len('first_answer_after_death_'):].replace(
+                         '_', ' taken by ') + ' first answered after the '
+                        'death', len(values), max(values)))
+    if f['pause_per_round']:
+        lines.append('io-pause per kill round (the last operation in flight '
+                     'at the death to end): %s s' % ', '.join(
+                         '%.1f' % v for v in f['pause_per_round']))
+    if f['kills_in_flight']:
+        lines.append('kills with the operation still open in the '
+                     "member's log: %d of %d" % (
+                         sum(f['kills_in_flight']), len(f['kills_in_flight'])))
     if f['detected_s']:
         lines.append('cleanup requested after the death: max %.1f s' %
                      max(f['detected_s']))
@@ -395,6 +468,10 @@ def report(soak, resets):
                                                     coordinator_mod.LEASE))
     lines.append('resources reset by the operator step: %d' % sum(
         len(r['operator resets']) for r in resets))
+    if f['disagreements_before_retries']:
+        lines.append('differences between array and Cinder after a '
+                     'coordinator outage, before the callers tried again: '
+                     '%s' % f['disagreements_before_retries'])
     if f['release_failures']:
         lines.append('lock releases that failed during coordinator '
                      'outages: %s' % f['release_failures'])
@@ -408,11 +485,15 @@ def main():
                         help='load per round')
     parser.add_argument('--workers', type=int, default=6)
     parser.add_argument('--seed', type=int, default=1)
+    parser.add_argument('--targets', default=','.join(KILL_TARGETS),
+                        help='what the kill rounds catch members in the '
+                        'middle of, in turn (%(default)s)')
     parser.add_argument('--coordinator', default='redis',
                         choices=sorted(coordinator_mod.KINDS))
     parser.add_argument('--rpc-timeout', type=int,
-                        help="cinder-api's rpc_response_timeout (Cinder's "
-                        'default: 60 s)')
+                        default=cluster_mod.RPC_RESPONSE_TIMEOUT,
+                        help='rpc_response_timeout of every Cinder service '
+                        "(the bed's: %(default)s s)")
     parser.add_argument('--bench', action='store_true')
     parser.add_argument('--operations', type=int, default=150,
                         help='--bench: operations per throughput phase')
@@ -420,6 +501,11 @@ def main():
                         help='--bench: throughput phases of each kind')
     parser.add_argument('--state-dir', default=os.path.join(ROOT, '.gate'))
     args = parser.parse_args()
+    unknown = set(args.targets.split(',')) - set(cluster_locks.MARKERS)
+    if unknown:
+        parser.error('--targets: unknown %s (known: %s)' % (
+            ', '.join(sorted(unknown)), ', '.join(sorted(
+                cluster_locks.MARKERS))))
     bed = bed_mod.Bed(args.state_dir, cluster=args.coordinator)
     bed.cluster.rpc_timeout = args.rpc_timeout
     bed.up()
@@ -438,7 +524,7 @@ def run(bed, args):
             results['ops_per_s'] = soak.throughput(args.operations,
                                                    args.repeats)
         kinds = ['kill', 'kill', 'coordinator'] * args.rounds
-        targets = sorted(MARKERS) * args.rounds
+        targets = args.targets.split(',') * args.rounds
         for number in range(1, args.rounds + 1):
             kind = kinds[number - 1]
             if kind == 'kill':

@@ -85,7 +85,7 @@ def _load(config_files, backend):
     backend_conf = configuration.Configuration(volume_driver.volume_opts,
                                                config_group=backend)
     for opts in (manager.volume_backend_opts, san.san_opts,
-                 common_options.rest_opts,
+                 common_options.rest_opts, common_options.lock_opts,
                  k2_options.k2_opts, linstor_options.linstor_opts):
         backend_conf.append_config_values(opts)
     return backend_conf

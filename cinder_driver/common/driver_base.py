@@ -22,6 +22,9 @@ by coordination locks.
 from cinder import coordination
 from cinder.volume import driver
 
+from cinder_driver.common import locks
+from cinder_driver.common import options
+
 
 def lock_key(connector):
     """Attach/detach lock per host; a force detach has no host."""
@@ -152,19 +155,30 @@ class HostLockedAttach(object):
     be cleaning up the one it had before; the export calls are no-ops,
     the adapter does everything at attach time. The lock is the
     cluster's (``cluster_name``, the same on every member) when the
-    service is clustered: the members share the backend's hosts.
+    service is clustered: the members share the backend's hosts. Its
+    wait is bounded (``flash_lock_wait``, cinder_driver.common.locks):
+    an attach or detach that cinder-api has given up on must not change
+    the array afterwards.
     """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.configuration.append_config_values(options.lock_opts)
 
     @property
     def lock_scope(self):
         return self.cluster_name or self.host
 
-    @coordination.synchronized('cinder-flash-attach-{self.lock_scope}-{key}')
     def host_locked(self, key, call, *args):
         """``call(*args)`` while no other attach or detach of the host
         ``key`` (lock_key) runs.
         """
-        return call(*args)
+        # The owner in the log lines is the operation (the cluster soak
+        # tells attaches from detaches by it).
+        return locks.call_locked(
+            'cinder-flash-attach-%s-%s' % (self.lock_scope, key),
+            self.configuration.flash_lock_wait,
+            getattr(call, '__name__', 'host_locked'), call, *args)
 
     def initialize_connection(self, volume, connector):
         return self.host_locked(lock_key(connector),

@@ -36,3 +36,15 @@ rest_opts = [
                  help='Seconds before the first retry; each further retry '
                       'waits twice as long, capped at 30 seconds.'),
 ]
+
+lock_opts = [
+    cfg.FloatOpt('flash_lock_wait',
+                 default=30.0, min=1.0, max=3600.0,
+                 help='Seconds an attach or a detach waits for its host\'s '
+                      'lock, shared through [coordination] by the services '
+                      'of a cluster, before it fails without changing '
+                      'anything on the array. Keep it below cinder-api\'s '
+                      'rpc_response_timeout less the slowest attach, and '
+                      'above the coordinator\'s lock lease (a lock held by '
+                      'a service that died frees itself after it).'),
+]

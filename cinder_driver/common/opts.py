@@ -30,6 +30,7 @@ BACKEND_GROUP = 'backend_defaults'
 
 def backend_opts():
     return list(itertools.chain(common_options.rest_opts,
+                                common_options.lock_opts,
                                 k2_options.k2_opts,
                                 linstor_options.linstor_opts))
 

@@ -179,7 +179,8 @@ class K2BaseDriver(driver_base.AdapterDriver):
                       'driver_ssl_cert_verify', 'driver_ssl_cert_path',
                       'max_over_subscription_ratio', 'reserved_percentage',
                       'volume_backend_name', 'replication_device')
-        return (common_options.rest_opts + k2_options.k2_opts +
+        return (common_options.rest_opts + common_options.lock_opts +
+                k2_options.k2_opts +
                 [opt for opt in san.san_opts + driver.volume_opts
                  if opt.name in additional])
 

@@ -64,7 +64,8 @@ class LinstorBaseDriver(driver_base.AdapterDriver):
     def get_driver_options():
         additional = ('max_over_subscription_ratio', 'reserved_percentage',
                       'volume_backend_name')
-        return (common_options.rest_opts + linstor_options.linstor_opts +
+        return (common_options.rest_opts + common_options.lock_opts +
+                linstor_options.linstor_opts +
                 [opt for opt in driver.volume_opts
                  if opt.name in additional])
 

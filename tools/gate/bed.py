@@ -24,17 +24,15 @@ import json
 import os
 import secrets
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import textwrap
 import time
-import urllib.error
-import urllib.request
 
 from reference_array import launch
 from reference_array import pairing
+from tools.gate import cinder_conf
+from tools.gate import processes
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -42,12 +40,17 @@ BIN = os.path.dirname(sys.executable)
 SECRETS = ('admin', 'db', 'service')
 PORTS = {'mariadb': 3306, 'rabbit': 5672, 'epmd': 4369, 'keystone': 5000,
          'cinder': 8776, 'iscsi': 3260, 'iscsi-dr': 3261}
-BACKEND = 'k2-iscsi'
-LINSTOR_BACKEND = 'linstor-drbd'
-BACKENDS = (BACKEND, 'k2-fc', LINSTOR_BACKEND)
 # The K2 iSCSI backend replicates to a second array, its disaster-recovery
 # site; the FC backend does not, so both kinds of pool are on the bed.
 REPLICA_ID = 'dr'
+BACKEND = cinder_conf.BACKEND
+LINSTOR_BACKEND = cinder_conf.LINSTOR_BACKEND
+BACKENDS = cinder_conf.BACKENDS
+# The process helpers under the names the bed's users know.
+port_open = processes.port_open
+tail = processes.tail
+_http_ok = processes.http_ok
+_stop_group = processes.stop_group
 
 
 def _password():
@@ -61,20 +64,6 @@ class BedError(Exception):
 
 def log(msg):
     print('[bed] %s' % msg, flush=True)
-
-
-def port_open(port):
-    with socket.socket() as s:
-        s.settimeout(0.5)
-        return s.connect_ex(('127.0.0.1', port)) == 0
-
-
-def tail(path, lines=30):
-    try:
-        with open(path, errors='replace') as f:
-            return ''.join(f.readlines()[-lines:])
-    except OSError:
-        return '(no log at %s)' % path
 
 
 class Bed(object):
@@ -334,8 +323,8 @@ class Bed(object):
             os.path.join(self.kvenv, 'bin', 'gunicorn'), '--chdir', kdir,
             '-b', '127.0.0.1:%d' % PORTS['keystone'], '-w', '2',
             'kwsgi:application'], env=env)
-        self._wait('Keystone', lambda: _http_ok('http://127.0.0.1:5000/v3'),
-                   90, 'keystone')
+        self._wait('Keystone', lambda: processes.http_ok(
+            'http://127.0.0.1:5000/v3'), 90, 'keystone')
         log('Keystone up')
 
     def admin_env(self):
@@ -381,69 +370,7 @@ class Bed(object):
         etc = os.path.join(os.path.dirname(BIN), 'etc', 'cinder')
         host, port = self.array['k2'][len('https://'):].rsplit(':', 1)
         with open(self.cinder_conf_path(), 'w') as f:
-            f.write(textwrap.dedent('''\
-                [DEFAULT]
-                debug = True
-                auth_strategy = keystone
-                transport_url = rabbit://guest:guest@127.0.0.1:5672/
-                host = gate
-                my_ip = 127.0.0.1
-                state_path = %(c)s/state
-                api_paste_config = %(etc)s/api-paste.ini
-                rootwrap_config = %(etc)s/rootwrap.conf
-                resource_query_filters_file = %(etc)s/resource_filters.json
-                osapi_volume_listen = 127.0.0.1
-                osapi_volume_workers = 1
-                scheduler_driver_init_wait_time = 10
-                backend_stats_polling_interval = 10
-                enabled_backends = %(backends)s
-                default_volume_type = dedup
-                [database]
-                connection = %(dburl)s/cinder?charset=utf8
-                [oslo_concurrency]
-                lock_path = %(c)s/lock
-                [keystone_authtoken]
-                www_authenticate_uri = http://127.0.0.1:5000
-                auth_url = http://127.0.0.1:5000
-                auth_type = password
-                username = cinder
-                password = %(svc)s
-                user_domain_name = Default
-                project_name = service
-                project_domain_name = Default
-                service_token_roles_required = true
-                [%(backend)s]
-                volume_driver = cinder_driver.k2.driver.K2ISCSIDriver
-                volume_backend_name = %(backend)s
-                san_ip = %(host)s
-                san_api_port = %(port)s
-                san_login = %(user)s
-                san_password = %(pw)s
-                driver_ssl_cert_path = %(ca)s
-                replication_device = %(replica)s
-                [k2-fc]
-                volume_driver = cinder_driver.k2.driver.K2FCDriver
-                volume_backend_name = k2-fc
-                san_ip = %(host)s
-                san_api_port = %(port)s
-                san_login = %(user)s
-                san_password = %(pw)s
-                driver_ssl_cert_path = %(ca)s
-                [%(linstor)s]
-                volume_driver = cinder_driver.linstor.driver.LinstorDrbdDriver
-                volume_backend_name = %(linstor)s
-                linstor_uris = %(linstor_uri)s
-                linstor_placement_count = 2
-                %(extra)s''') % {
-                'backends': ','.join(BACKENDS), 'c': cdir,
-                'extra': self._cinder_extra_conf(),
-                'linstor': LINSTOR_BACKEND,
-                'linstor_uri': self.array['linstor'],
-                'etc': etc, 'dburl': self.db_url,
-                'svc': self.passwords['service'], 'backend': BACKEND,
-                'host': host, 'port': port, 'user': self.array['user'],
-                'pw': self.array['password'], 'ca': self.array['ca_cert'],
-                'replica': self._replication_device()})
+            f.write(cinder_conf.text(self, cdir, etc, host, port))
         conf = self.cinder_conf_path()
         if self.cluster:
             self.cluster.write_conf()
@@ -460,8 +387,8 @@ class Bed(object):
             self.start_volume_service(name, extra)
         for service in ('scheduler', 'api'):
             self.start_cinder_service(service)
-        self._wait('cinder-api', lambda: _http_ok('http://127.0.0.1:8776/'),
-                   90, 'cinder-api')
+        self._wait('cinder-api', lambda: processes.http_ok(
+            'http://127.0.0.1:8776/'), 90, 'cinder-api')
         self._wait('cinder-volume (%s) reporting up' % ', '.join(BACKENDS),
                    self._backends_up, 120, volumes[0][0])
         log('Cinder up with backends %s%s' % (', '.join(BACKENDS), (
@@ -475,7 +402,7 @@ class Bed(object):
         self._spawn('cinder-' + service, cmd + shared, env)
 
     def restart_cinder_service(self, service):
-        _stop_group(self._pids()['cinder-' + service])
+        processes.stop_group(self._pids()['cinder-' + service])
         self.start_cinder_service(service)
 
     def start_volume_service(self, name, extra_args):
@@ -569,8 +496,8 @@ class Bed(object):
                             env['RABBITMQ_PID_FILE']], env=env,
                            capture_output=True, timeout=60)
         for name in reversed(list(pids)):
-            _stop_group(pids[name])
-        _stop_epmd()
+            processes.stop_group(pids[name])
+        processes.stop_epmd()
         self._after_down()
         if os.path.exists(self.state_file):
             os.unlink(self.state_file)
@@ -580,53 +507,3 @@ class Bed(object):
             raise BedError('still listening after down: %s' %
                            ', '.join(left))
         log('down: nothing left running')
-
-
-def _http_ok(url):
-    try:
-        urllib.request.urlopen(url, timeout=2)
-        return True
-    except urllib.error.HTTPError:
-        return True
-    except OSError:
-        return False
-
-
-def _stop_group(pid, timeout=30):
-    """SIGTERM a process group, SIGKILL it if it does not go."""
-    try:
-        os.killpg(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            # Reap it if it is our child: a zombie still answers signal 0.
-            if os.waitpid(pid, os.WNOHANG)[0] == pid:
-                return
-        except ChildProcessError:
-            pass
-        try:
-            os.killpg(pid, 0)
-        except ProcessLookupError:
-            return
-        time.sleep(0.2)
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-
-
-def _stop_epmd():
-    """rabbitmq-server leaves Erlang's port mapper behind."""
-    result = subprocess.run(['ss', '-ltnpH', 'sport = :%d' % PORTS['epmd']],
-                            capture_output=True, text=True)
-    for part in result.stdout.split('pid=')[1:]:
-        pid = int(part.split(',')[0])
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-    deadline = time.monotonic() + 10
-    while port_open(PORTS['epmd']) and time.monotonic() < deadline:
-        time.sleep(0.1)

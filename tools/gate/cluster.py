@@ -22,9 +22,18 @@ both volume services share the coordinator (cinder-api takes locks as
 well, for attachment updates).
 
 Cinder notices a dead service by its missing heartbeat, so the services
-report every 2 s and count as down after 6 s; the cleanup of what a dead
-service left in flight is the operator's call (see
-:class:`CleanupWatcher`).
+report every 2 s and count as down after 10 s (6 s counted a live member
+down while a burst of deletes kept it from reporting on this two-core
+machine, and its work was then cleaned up under it); the cleanup of what
+a dead service left in flight is the operator's call (see
+:class:`CleanupWatcher`). An attach or a detach the dead member had taken
+is lost with it: cinder-api answers it as failed after
+``rpc_response_timeout``, 10 s here (Cinder's default is 60 s), and the
+caller tries again. An attach waits at most ``flash_lock_wait`` (8 s) for
+its host's lock, which covers the lease of a lock the dead member held
+(tools.gate.coordinator.LEASE, 6 s), and fails untouched past it, before
+cinder-api's answer, so that nothing is mapped after cinder-api has given
+up on it (a coordinator outage, say).
 """
 
 import contextlib
@@ -35,11 +44,14 @@ import threading
 import time
 
 from tools.gate import coordinator as coordinator_mod
+from tools.gate import processes
 
 CLUSTER = 'flash'
 MEMBERS = ('gate-a', 'gate-b')
 REPORT_INTERVAL = 2
-SERVICE_DOWN_TIME = 6
+SERVICE_DOWN_TIME = 10
+RPC_RESPONSE_TIMEOUT = 10
+LOCK_WAIT = 8
 
 
 def service_name(member):
@@ -71,9 +83,8 @@ class Cluster(object):
         self.bed = bed
         self.coordinator = coordinator_mod.KINDS[coordinator](bed)
         # Seconds cinder-api waits for a volume service's answer (an
-        # attach or a detach the dead member had taken fails after it);
-        # None keeps Cinder's 60.
-        self.rpc_timeout = None
+        # attach or a detach the dead member had taken fails after it).
+        self.rpc_timeout = RPC_RESPONSE_TIMEOUT
 
     @property
     def ports(self):
@@ -106,13 +117,13 @@ class Cluster(object):
                 [DEFAULT]
                 report_interval = %d
                 service_down_time = %d
+                rpc_response_timeout = %d
+                [backend_defaults]
+                flash_lock_wait = %d
                 [coordination]
                 backend_url = %s
-                ''') % (REPORT_INTERVAL, SERVICE_DOWN_TIME,
-                        self.coordinator.backend_url()))
-            if self.rpc_timeout:
-                f.write('[DEFAULT]\nrpc_response_timeout = %d\n' %
-                        self.rpc_timeout)
+                ''') % (REPORT_INTERVAL, SERVICE_DOWN_TIME, self.rpc_timeout,
+                        LOCK_WAIT, self.coordinator.backend_url()))
         for member in MEMBERS:
             with open(self.member_conf_path(member), 'w') as f:
                 f.write('[DEFAULT]\nhost = %s\ncluster = %s\n' % (
@@ -140,8 +151,7 @@ class Cluster(object):
             pass
 
     def stop(self, member):
-        from tools.gate import bed as bed_mod
-        bed_mod._stop_group(self.member_pid(member))
+        processes.stop_group(self.member_pid(member))
 
     def start(self, member):
         name = service_name(member)

@@ -55,13 +55,15 @@ DONE = {'available', 'in-use', 'error', 'error_deleting', 'error_extending',
 
 class Record(object):
     __slots__ = ('name', 'vtype', 'start', 'end', 'outcome', 'detail',
-                 'resource', 'request_ids')
+                 'resource', 'request_ids', 'failed_at')
 
     def __init__(self, name, vtype, resource=None):
         self.name, self.vtype, self.resource = name, vtype, resource
         self.start, self.end = time.time(), None
         self.outcome, self.detail = None, ''
         self.request_ids = []
+        # When a first try failed, if the operation was tried again.
+        self.failed_at = None
 
     def finish(self, outcome, detail=''):
         self.end, self.outcome, self.detail = time.time(), outcome, detail
@@ -215,20 +217,40 @@ class Load(object):
                                   else OTHER_HOST)
         try:
             self._note(vid)
-            att = self.api.reserve(vid)
             try:
-                self.api.connect(att['id'], connector)
+                att_id = self._attach(vid, connector)
             except Exception as e:
-                # Nova's rollback of a failed connection.
-                self._detach_quietly(att['id'])
-                if getattr(e, 'status', 500) >= 500:
-                    self._unmap_lost(vid, connector)
-                raise
+                if getattr(e, 'status', 500) < 500:
+                    raise
+                # Lost with its service or refused untouched (the host
+                # lock's wait ran out): the caller asks again, once. The
+                # driver finds a mapping the lost attach may have made
+                # and hands it out again, so nothing is left over.
+                rec = getattr(self._current, 'record', None)
+                if rec is not None:
+                    rec.failed_at = time.time()
+                self.counts['attach tried again'] += 1
+                try:
+                    att_id = self._attach(vid, connector)
+                except Exception as e:
+                    if getattr(e, 'status', 500) >= 500:
+                        self._unmap_lost(vid, connector)
+                    raise
             with self.lock:
-                self.attachments[att['id']] = (vid, connector)
-            return att['id']
+                self.attachments[att_id] = (vid, connector)
+            return att_id
         finally:
             self._free(vid)
+
+    def _attach(self, vid, connector):
+        att = self.api.reserve(vid)
+        try:
+            self.api.connect(att['id'], connector)
+        except Exception:
+            # Nova's rollback of a failed connection.
+            self._detach_quietly(att['id'])
+            raise
+        return att['id']
 
     def _unmap_lost(self, vid, connector):
         """The operator's step after an attach lost with its service.
@@ -256,7 +278,17 @@ class Load(object):
             return None
         try:
             self._note(self.attachments[att_id][0])
-            self.api.detach(att_id)
+            try:
+                self.api.detach(att_id)
+            except Exception as e:
+                if getattr(e, 'status', 500) < 500:
+                    raise
+                # Nova asks again for a detach that failed on the server
+                # side; here once the round's faults are over (settle).
+                self.followups.append(('attachment', att_id))
+                with self.lock:
+                    self.attachments.pop(att_id, None)
+                raise
             with self.lock:
                 self.attachments.pop(att_id, None)
         finally:

@@ -27,8 +27,11 @@ import datetime
 import os
 import re
 
+# Cinder's coordination module, and the driver's bounded host lock
+# (cinder_driver.common.locks), which logs the same shapes.
 LINE = re.compile(r'^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}) (\d+) \w+ '
-                  r'cinder\.coordination .*?Lock "([^"]+)" '
+                  r'(?:cinder\.coordination|cinder_driver\.common\.locks) '
+                  r'.*?Lock "([^"]+)" '
                   r'(acquired|released) by "([^"]+)"(?: :: waited '
                   r'([\d.]+)s)?')
 STAMP = re.compile(r'^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}) ')
@@ -136,3 +139,45 @@ def release_failures(paths, since=None, until=None):
     return [(when, name) for path in paths
             for when, name, what, _w in events(path, since, until)
             if what == 'release-failed']
+
+
+# Log lines that show a member in the middle of an operation: the kill
+# comes right after one (the member then holds the operation's lock or
+# runs its task). The attach lock's owner is the driver call
+# (cinder_driver.common.locks).
+MARKERS = {
+    'attach': 'acquired by "initialize_connection"',
+    'detach': 'acquired by "terminate_connection"',
+    'delete': re.compile(r'flash-volume-[^"]*" acquired by "delete_volume"'),
+    'create': re.compile(r"CreateVolumeFromSpecTask;volume:create'.*"
+                         r"into state 'RUNNING'"),
+}
+TASK = re.compile(r"\(([0-9a-f-]{36})\) transitioned into state")
+
+
+def ended_by(marker_line):
+    """A test of whether a later log line ends what ``marker_line``
+    began: the lock's release, or the task's last state.
+    """
+    m = re.search(r'Lock "([^"]+)" acquired', marker_line)
+    if m:
+        ends = ('Lock "%s" released' % m.group(1),
+                'Failed to release lock "%s"' % m.group(1))
+        return lambda line: any(e in line for e in ends)
+    task = TASK.search(marker_line).group(1)
+    return lambda line: task in line and (
+        "into state 'SUCCESS'" in line or "into state 'FAILURE'" in line)
+
+
+def in_flight_at_death(log, marker_line):
+    """Whether the dead member's log ends with ``marker_line``'s
+    operation still open (nothing after it ended it).
+    """
+    ended = ended_by(marker_line)
+    with open(log, errors='replace') as f:
+        lines = f.read().splitlines()
+    try:
+        after = lines[lines.index(marker_line.rstrip('\n')) + 1:]
+    except ValueError:
+        return False
+    return not any(ended(line) for line in after)

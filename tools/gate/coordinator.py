@@ -32,11 +32,18 @@ import subprocess
 import textwrap
 import time
 
+from tools.gate import processes
+
 REDIS_PORT = 6379
 ETCD_PORTS = (2379, 2380)
-# Seconds a lock of a dead service outlives it; the heartbeat renews a
-# live holder's lease every half of it.
-LEASE = 10
+# Seconds a lock of a dead service outlives it. Below the attach's lock
+# wait (tools.gate.cluster.LOCK_WAIT), so that a survivor's attach waiting
+# for a lock the dead member held still gets it.
+LEASE = 6
+# tooz's redis and etcd3gw drivers renew held locks every min(lock_timeout,
+# membership_timeout) seconds: half the lease, so that a renewal a busy
+# service makes late still comes before the lease runs out.
+HEARTBEAT = LEASE // 2
 
 
 class Coordinator(object):
@@ -68,8 +75,7 @@ class Coordinator(object):
         self.bed._wait(self.name, self.ready, 60, self.log_name)
 
     def ready(self):
-        from tools.gate import bed as bed_mod
-        return bed_mod.port_open(self.ports[0])
+        return processes.port_open(self.ports[0])
 
     def pid(self):
         return self.bed._pids().get(self.name)
@@ -79,9 +85,9 @@ class Coordinator(object):
         from tools.gate import bed as bed_mod
         pid = self.pid()
         if pid is not None:
-            bed_mod._stop_group(pid)
+            processes.stop_group(pid)
         deadline = time.monotonic() + 30
-        while any(bed_mod.port_open(p) for p in self.ports):
+        while any(processes.port_open(p) for p in self.ports):
             if time.monotonic() > deadline:
                 raise bed_mod.BedError('%s did not stop' % self.name)
             time.sleep(0.2)
@@ -122,8 +128,9 @@ class Redis(Coordinator):
         return ['redis-server', os.path.join(self.dir, 'redis.conf')]
 
     def backend_url(self):
-        return 'redis://:%s@127.0.0.1:%d?timeout=5&lock_timeout=%d' % (
-            self.password, REDIS_PORT, LEASE)
+        return ('redis://:%s@127.0.0.1:%d?timeout=5&lock_timeout=%d'
+                '&membership_timeout=%d' % (self.password, REDIS_PORT, LEASE,
+                                            HEARTBEAT))
 
     def ready(self):
         result = subprocess.run(
@@ -158,8 +165,8 @@ class Etcd(Coordinator):
                 '--initial-cluster', 'gate=' + peer]
 
     def backend_url(self):
-        return 'etcd3+http://127.0.0.1:%d?timeout=5&lock_timeout=%d' % (
-            ETCD_PORTS[0], LEASE)
+        return ('etcd3+http://127.0.0.1:%d?timeout=5&lock_timeout=%d'
+                '&membership_timeout=%d' % (ETCD_PORTS[0], LEASE, HEARTBEAT))
 
     def held_locks(self):
         import base64

@@ -27,15 +27,16 @@ DEATH = datetime.datetime(2026, 11, 23, 1, 0, 0).timestamp()
 LEASE = 10
 
 
-def line(offset, name, what, func='_attach', waited=None):
+def line(offset, name, what, func='_attach', waited=None,
+         logger='cinder.coordination'):
     stamp = datetime.datetime.fromtimestamp(DEATH + offset).strftime(
         '%Y-%m-%d %H:%M:%S.%f')[:-3]
     tail = ' :: waited %.3fs' % waited if waited is not None else \
         ' :: held 0.010s'
-    return ('%s 1580 DEBUG cinder.coordination [None req-1 - - - - - -] '
+    return ('%s 1580 DEBUG %s [None req-1 - - - - - -] '
             'Lock "_tooz_cinder-%s_lock" %s by "%s"%s __acquire '
-            '/x/cinder/coordination.py:138\n' % (stamp, name, what, func,
-                                                 tail))
+            '/x/cinder/coordination.py:138\n' % (stamp, logger, name, what,
+                                                 func, tail))
 
 
 class LockLogTestCase(logfiles.LogFileTestCase):
@@ -84,3 +85,48 @@ class LockLogTestCase(logfiles.LogFileTestCase):
         self.assertEqual([(3.0, '_tooz_cinder-b_lock'),
                           (0.5, '_tooz_cinder-a_lock')],
                          cluster_locks.waits([path]))
+
+    def test_the_drivers_host_lock_counts(self):
+        """The attach lock is the driver's own (bounded wait), logged by
+        cinder_driver.common.locks: held at the death like Cinder's.
+        """
+        path = self.write([
+            line(-2, 'host-c', 'acquired', 'initialize_connection', 0.0,
+                 logger='cinder_driver.common.locks'),
+        ])
+        self.assertEqual(['_tooz_cinder-host-c_lock'],
+                         cluster_locks.held_at(path, DEATH))
+
+
+class KillMarkerTestCase(logfiles.LogFileTestCase):
+    """Whether the killed member was still in the middle of what its log
+    showed it beginning.
+    """
+
+    ATTACH = line(-1, 'host-a', 'acquired', 'initialize_connection', 0.0,
+                  logger='cinder_driver.common.locks')
+    TASK = ("2026-11-23 01:00:00.100 8863 DEBUG cinder.volume.manager "
+            "[None req-1] Task 'cinder.volume.flows.manager.create_volume."
+            "CreateVolumeFromSpecTask;volume:create' (dcb52777-6fc6-443c-"
+            "98b7-d0887af8877b) transitioned into state '%s' from state "
+            "'%s' _task_receiver\n")
+
+    def test_the_attach_marker_matches_the_drivers_lock_line(self):
+        self.assertIn(cluster_locks.MARKERS['attach'], self.ATTACH)
+
+    def test_an_open_lock_is_in_flight(self):
+        path = self.write([self.ATTACH,
+                           line(0, 'host-b', 'released')])
+        self.assertTrue(cluster_locks.in_flight_at_death(path, self.ATTACH))
+
+    def test_a_released_lock_is_not(self):
+        path = self.write([self.ATTACH, line(0, 'host-a', 'released')])
+        self.assertFalse(cluster_locks.in_flight_at_death(path, self.ATTACH))
+
+    def test_a_task_is_in_flight_until_its_last_state(self):
+        running = self.TASK % ('RUNNING', 'PENDING')
+        self.assertTrue(cluster_locks.MARKERS['create'].search(running))
+        path = self.write([running])
+        self.assertTrue(cluster_locks.in_flight_at_death(path, running))
+        path = self.write([running, self.TASK % ('SUCCESS', 'RUNNING')])
+        self.assertFalse(cluster_locks.in_flight_at_death(path, running))

@@ -14,6 +14,8 @@
 
 """The coordination locks two services of one cluster must share."""
 
+import threading
+import time
 from unittest import mock
 
 from cinder import context
@@ -23,7 +25,9 @@ from cinder.tests.unit import test
 from cinder.volume import configuration
 from cinder.volume import driver as volume_driver
 from oslo_utils import uuidutils
+import tooz.coordination
 
+from cinder_driver.common import locks
 from cinder_driver.k2 import driver as k2_driver
 from cinder_driver.linstor import driver as linstor_driver
 
@@ -87,3 +91,82 @@ class ClusterLockNamesTestCase(test.TestCase):
             k2_driver.K2ISCSIDriver, ('node-a@k2-iscsi', 'one@k2-iscsi'),
             ('node-b@k2-iscsi', 'two@k2-iscsi'))
         self.assertNotEqual(a, b)
+
+
+class BlockingLock(object):
+    """A coordinator lock whose acquire hangs, as tooz's does while the
+    coordinator is unreachable, until ``free`` is set.
+    """
+
+    name = b'_tooz_cinder-cinder-flash-attach-flash@k2-iscsi-compute-1_lock'
+
+    def __init__(self, outcome=True):
+        self.free = threading.Event()
+        self.outcome = outcome
+        self.released = threading.Event()
+
+    def acquire(self, blocking=True):
+        self.free.wait(10)
+        if isinstance(self.outcome, Exception):
+            raise self.outcome
+        return self.outcome
+
+    def release(self):
+        self.released.set()
+
+
+class BoundedHostLockTestCase(test.TestCase):
+    """An attach or detach that cannot get its host lock in time fails
+    before it touches the array (cinder-api has given up on it by then).
+    """
+
+    def setUp(self):
+        super().setUp()
+        self.ctx = context.get_admin_context()
+        self.volume = fake_volume.fake_volume_obj(
+            self.ctx, id=uuidutils.generate_uuid())
+
+    def driver(self, lock):
+        self.mock_object(coordination.COORDINATOR, 'get_lock',
+                         return_value=lock)
+        conf = configuration.Configuration(volume_driver.volume_opts,
+                                           config_group='bounded')
+        drv = k2_driver.K2ISCSIDriver(configuration=conf,
+                                      host='node-a@k2-iscsi',
+                                      cluster_name='flash@k2-iscsi')
+        self.override_config('flash_lock_wait', 1.0, group='bounded')
+        self.adapter = mock.Mock()
+        drv.adapters = {k2_driver.PRIMARY: self.adapter}
+        return drv
+
+    def test_attach_fails_unmapped_when_the_lock_does_not_come(self):
+        lock = BlockingLock()
+        drv = self.driver(lock)
+        started = time.monotonic()
+        self.assertRaises(locks.LockWaitTimeout, drv.initialize_connection,
+                          self.volume, CONNECTOR)
+        self.assertLess(time.monotonic() - started, 5)
+        self.adapter.initialize_connection.assert_not_called()
+        # The lock, granted after the wait was given up, is given back.
+        lock.free.set()
+        self.assertTrue(lock.released.wait(5))
+        self.adapter.initialize_connection.assert_not_called()
+
+    def test_detach_fails_mapped_when_the_coordinator_fails(self):
+        lock = BlockingLock(outcome=tooz.coordination.ToozConnectionError(
+            'Connection refused'))
+        lock.free.set()
+        drv = self.driver(lock)
+        self.assertRaises(locks.LockWaitTimeout, drv.terminate_connection,
+                          self.volume, CONNECTOR)
+        self.adapter.terminate_connection.assert_not_called()
+        self.assertFalse(lock.released.is_set())
+
+    def test_attach_runs_under_the_lock_and_releases_it(self):
+        lock = BlockingLock()
+        lock.free.set()
+        drv = self.driver(lock)
+        self.adapter.initialize_connection.return_value = {'data': {}}
+        self.assertEqual({'data': {}}, drv.initialize_connection(
+            self.volume, CONNECTOR))
+        self.assertTrue(lock.released.is_set())

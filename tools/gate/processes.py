@@ -1,0 +1,92 @@
+# Copyright 2026 The cinder-flash Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Processes of the gate bed: is a port open, is a URL answering, the
+last lines of a log, and stopping a process group (or Erlang's port
+mapper, which RabbitMQ leaves behind).
+"""
+
+import os
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+
+EPMD_PORT = 4369
+
+
+def port_open(port):
+    with socket.socket() as s:
+        s.settimeout(0.5)
+        return s.connect_ex(('127.0.0.1', port)) == 0
+
+
+def tail(path, lines=30):
+    try:
+        with open(path, errors='replace') as f:
+            return ''.join(f.readlines()[-lines:])
+    except OSError:
+        return '(no log at %s)' % path
+
+
+def http_ok(url):
+    try:
+        urllib.request.urlopen(url, timeout=2)
+        return True
+    except urllib.error.HTTPError:
+        return True
+    except OSError:
+        return False
+
+
+def stop_group(pid, timeout=30):
+    """SIGTERM a process group, SIGKILL it if it does not go."""
+    try:
+        os.killpg(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            # Reap it if it is our child: a zombie still answers signal 0.
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                return
+        except ChildProcessError:
+            pass
+        try:
+            os.killpg(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.2)
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def stop_epmd():
+    """rabbitmq-server leaves Erlang's port mapper behind."""
+    result = subprocess.run(['ss', '-ltnpH', 'sport = :%d' % EPMD_PORT],
+                            capture_output=True, text=True)
+    for part in result.stdout.split('pid=')[1:]:
+        pid = int(part.split(',')[0])
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + 10
+    while port_open(EPMD_PORT) and time.monotonic() < deadline:
+        time.sleep(0.1)
