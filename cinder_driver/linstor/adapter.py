@@ -46,6 +46,7 @@ from cinder_driver.linstor import client as linstor_client
 from cinder_driver.linstor import manage
 from cinder_driver.linstor import placement
 from cinder_driver.linstor import probe
+from cinder_driver.linstor import snapshot_export
 
 LOG = logging.getLogger(__name__)
 VENDOR = 'cinder-flash'
@@ -111,6 +112,10 @@ class LinstorAdapter(flash_stats.CachedStats):
         return attach.Attachments(self.client, self._replicas_wanted)
 
     @property
+    def snapshot_export(self):
+        return snapshot_export.SnapshotExport(self)
+
+    @property
     def inventory(self):
         return manage.Inventory(self.client, self.rd_name, self.snap_name)
 
@@ -165,7 +170,7 @@ class LinstorAdapter(flash_stats.CachedStats):
             LOG.warning('could not remove %s after a failed create: %s',
                         name, e)
 
-    def _new_definition(self, action, name):
+    def new_definition(self, action, name):
         """Run ``action()``, which makes definition ``name``.
 
         A refusal undoes only what the refused request reports it made;
@@ -183,7 +188,7 @@ class LinstorAdapter(flash_stats.CachedStats):
     def create_volume(self, volume):
         name = self.rd_name(volume)
         group = self.groups.ensure(volume.volume_type, volume.host)
-        self._new_definition(
+        self.new_definition(
             lambda: self.client.spawn(group, name, _kib(volume.size)), name)
         return None
 
@@ -226,7 +231,7 @@ class LinstorAdapter(flash_stats.CachedStats):
         """A new definition for ``volume`` from snapshot ``snap``."""
         name = self.rd_name(volume)
         group = self.groups.ensure(volume.volume_type, volume.host)
-        self._new_definition(
+        self.new_definition(
             lambda: self.client.create_resource_definition(name, group),
             name)
         try:
@@ -251,7 +256,7 @@ class LinstorAdapter(flash_stats.CachedStats):
         group = self.groups.ensure(volume.volume_type, volume.host)
         source = self.rd_name(src_vref)
         try:
-            self._new_definition(
+            self.new_definition(
                 lambda: self.client.clone(source, name, group), name)
         except linstor_client.LinstorRefusal as e:
             if not e.has(FAIL_INVLD_PROVIDER) or _made(e.entries):
@@ -371,6 +376,12 @@ class LinstorAdapter(flash_stats.CachedStats):
         if volume.multiattach and len(self._other_hosts(volume, host)) < 2:
             # One host left: it needs no second primary.
             self.attachments.allow_two_primaries(self.rd_name(volume), False)
+
+    def initialize_connection_snapshot(self, snapshot, connector):
+        return self.snapshot_export.attach(snapshot, connector)
+
+    def terminate_connection_snapshot(self, snapshot, connector):
+        self.snapshot_export.detach(snapshot, connector)
 
     # -- stats ----------------------------------------------------------------
     def _down_stats(self):
