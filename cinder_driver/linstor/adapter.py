@@ -386,27 +386,35 @@ class LinstorAdapter(flash_stats.CachedStats):
     # -- stats ----------------------------------------------------------------
     def _down_stats(self):
         stats = self._base_stats()
-        stats['pools'] = [{
-            'pool_name': self.configuration.linstor_storage_pool,
-            'total_capacity_gb': 0, 'free_capacity_gb': 0,
-            'reserved_percentage': 0, 'replication_enabled': False,
-            'backend_state': 'down'}]
+        stats['pools'] = [flash_stats.down_pool(
+            self.configuration.linstor_storage_pool)]
         return stats
 
-    def _base_stats(self):
+    def _base_stats(self, sparse=False):
         conf = self.configuration
-        return {'volume_backend_name': conf.safe_get('volume_backend_name')
-                or 'LINSTOR_%s' % self.protocol,
-                'vendor_name': VENDOR,
-                'driver_version': self.driver_version,
-                'storage_protocol': self.protocol}
+        stats = {'volume_backend_name': conf.safe_get('volume_backend_name')
+                 or 'LINSTOR_%s' % self.protocol,
+                 'vendor_name': VENDOR,
+                 'driver_version': self.driver_version,
+                 'storage_protocol': self.protocol}
+        # Each host opens a device of its own (DRBD), or Cinder's target
+        # helper gives each volume a target of its own (iSCSI): os-brick
+        # needs no lock around a login. A clone or restore stays in the
+        # pools of its source. Unwritten blocks read as zeros only where
+        # every pool allocates on write.
+        stats.update(flash_stats.backend_capabilities(
+            shared_targets=False, clone_across_pools=False,
+            sparse_copy_volume=sparse))
+        return stats
 
     def _collect_stats(self):
         definitions = self.client.resource_definitions(
             with_volume_definitions=True)
-        stats = self._base_stats()
-        stats['pools'] = capacity.collect(self.client, self.configuration,
-                                          definitions)
+        pools = capacity.collect(self.client, self.configuration,
+                                 definitions)
+        stats = self._base_stats(sparse=bool(pools) and all(
+            p['thin_provisioning_support'] for p in pools))
+        stats['pools'] = pools
         self._sweep_groups(definitions)
         return stats
 
