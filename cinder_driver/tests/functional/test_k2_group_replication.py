@@ -130,6 +130,20 @@ class K2GroupReplicationTestCase(k2_replication_base.K2ReplicationBase):
         self.assertEqual(('source', 'in_sync'),
                          (local['current_role'], local['state']))
 
+    def test_a_member_added_after_a_failback_is_shipped(self):
+        grp, vols = self.group()
+        for target in ('secondary', 'default'):
+            model, updates = self.driver.failover_replication(
+                self.ctx, grp, vols, target)
+            grp.update(model)
+            self.apply(vols, updates)
+        vols.append(self.member(grp))
+        self.assertEqual(ENABLED, vols[-1].replication_status)
+        self.sync(None, 'crg-%s' % grp.id)
+        copies = self.peer.k2_client().find('volume_groups',
+                                            name='cgrp-%s' % grp.id)
+        self.assertEqual(3, copies['volumes_count'])
+
     def test_disable_and_delete_leave_nothing(self):
         grp, vols = self.group()
         self.sync(None, 'crg-%s' % grp.id)
