@@ -32,6 +32,11 @@ opts = [
                     'without deduplication.'),
     cfg.ListOpt('compare_volume_types', default=['dedup', 'nodedup'],
                 help='Volume types the MongoDB scenarios compare.'),
+    cfg.ListOpt('pool_protocols', default=[],
+                help='Storage protocols (e.g. iSCSI, DRBD) that must each '
+                     'have a cinder-flash pool in the scheduler\'s '
+                     'get_pools: a backend that stopped reporting fails '
+                     'the stats key test instead of being skipped.'),
 ]
 
 mongodb_group = cfg.OptGroup(name='cinder_flash_mongodb',

@@ -23,9 +23,11 @@ model Cinder would keep (what succeeded) and, once the faults stop,
 compares it with the array: no array object Cinder does not know, no
 Cinder object missing on the array, no mapping to a host that did not
 ask for it. It prints the counts and exits non-zero on any mismatch.
-Then it kills the array with SIGKILL under iSCSI writes ``--crash-
-rounds`` times (``tools/crash.py``) and checks that every write
-acknowledged as durable reads back.
+With replication (the default), ``--group-rounds`` rounds of group
+replication follow (``tools/soak_groups.py``). Then it kills the array
+with SIGKILL under iSCSI writes ``--crash-rounds`` times
+(``tools/crash.py``) and checks that every write acknowledged as durable
+reads back.
 """
 
 import argparse
@@ -395,12 +397,14 @@ def _client(info):
                        port=int(port), verify=info['ca_cert'])
 
 
-def run_soak(info, operations, seed, replica=None):
+def run_soak(info, operations, seed, replica=None, group_rounds=0):
     """Run against started arrays; returns (counts, problems, faults).
 
     With ``replica`` (a paired second array) a third of the volumes are
     replicated, and halfway the backend fails over to it, runs attaches,
-    detaches, extends and deletes there under faults, and fails back.
+    detaches, extends and deletes there under faults, and fails back;
+    then ``group_rounds`` rounds of group replication run under faults
+    on both arrays (tools/soak_groups).
     """
     from cinder import context
 
@@ -425,10 +429,26 @@ def run_soak(info, operations, seed, replica=None):
         soak.failback()
         faults.on()
         soak.run(operations - operations // 2 - operations // 5)
+        rounds = None
+        if group_rounds:
+            from tools import soak_groups
+            rounds = soak_groups.GroupRounds(soak)
+            secondary.on()
+            rounds.run(group_rounds)
+            secondary.off()
         faults.off()
         faults.fired += secondary.fired
     soak.settle()
-    problems = soak.reconcile(_client(info))
+    problems = []
+    if replica is not None and rounds is not None:
+        rounds.settle()
+        problems += rounds.reconcile(_client(info), _client(replica))
+        rounds.delete_all()
+        problems += ['left after every group went: %s on the %s array' % (
+            item, role) for k2, role in ((info, 'primary'),
+                                         (replica, 'secondary'))
+            for item in rounds.leftovers(_client(k2))]
+    problems += soak.reconcile(_client(info))
     if replica is not None:
         problems += soak.reconcile_replicas(_client(replica))
     return soak.counts, problems, faults.fired
@@ -455,6 +475,8 @@ def main():
     parser.add_argument('--no-replication', dest='replication',
                         action='store_false',
                         help='one array, no failover/failback phase')
+    parser.add_argument('--group-rounds', type=int, default=8,
+                        help='group replication rounds (with replication)')
     parser.add_argument('--crash-rounds', type=int, default=20,
                         help='kill -9 rounds of the array under writes')
     args = parser.parse_args()
@@ -466,6 +488,9 @@ def main():
         cfg.CONF([], project='cinder')
         cfg.CONF.set_override('backend_url', 'file://%s/locks' % tmp,
                               group='coordination')
+        if args.replication and args.group_rounds:
+            from tools import soak_groups
+            soak_groups.setup_database(os.path.join(tmp, 'cinder.db'))
         coordination.COORDINATOR.start()
         procs = []
         try:
@@ -478,8 +503,9 @@ def main():
                 procs.append(proc)
                 pairing.pair(info, replica, 'secondary')
                 pairing.pair(replica, info, 'primary')
-            counts, problems, fired = run_soak(info, args.operations,
-                                               args.seed, replica)
+            counts, problems, fired = run_soak(
+                info, args.operations, args.seed, replica,
+                args.group_rounds if args.replication else 0)
         finally:
             for array in procs:
                 array.stop()

@@ -153,7 +153,8 @@ class HostLockedAttach(object):
 
     A LUN or device is never handed out again while the host may still
     be cleaning up the one it had before; the export calls are no-ops,
-    the adapter does everything at attach time. The lock is the
+    the adapter does everything at attach time, for volumes and for
+    snapshots attached for backups. The lock is the
     cluster's (``cluster_name``, the same on every member) when the
     service is clustered: the members share the backend's hosts. Its
     wait is bounded (``flash_lock_wait``, cinder_driver.common.locks):
@@ -190,6 +191,18 @@ class HostLockedAttach(object):
                                 self.adapter_of(volume).terminate_connection,
                                 volume, connector)
 
+    def initialize_connection_snapshot(self, snapshot, connector, **kwargs):
+        adapter = self.adapter_of(snapshot.volume)
+        return self.host_locked(lock_key(connector),
+                                adapter.initialize_connection_snapshot,
+                                snapshot, connector)
+
+    def terminate_connection_snapshot(self, snapshot, connector, **kwargs):
+        adapter = self.adapter_of(snapshot.volume)
+        return self.host_locked(lock_key(connector),
+                                adapter.terminate_connection_snapshot,
+                                snapshot, connector)
+
     def create_export(self, context, volume, connector):
         pass
 
@@ -197,4 +210,10 @@ class HostLockedAttach(object):
         pass
 
     def remove_export(self, context, volume):
+        pass
+
+    def create_export_snapshot(self, context, snapshot, connector):
+        pass
+
+    def remove_export_snapshot(self, context, snapshot):
         pass

@@ -30,6 +30,9 @@ SNAPSHOT_PREFIX = 'cs-'
 # names them.
 LINSTOR_VOLUME_PREFIX = 'volume-'
 LINSTOR_SNAPSHOT_PREFIX = 'snapshot-'
+# The hidden definition a LINSTOR snapshot is restored into while it is
+# attached (LINSTOR has no device for a snapshot itself).
+LINSTOR_SNAPSHOT_VIEW_PREFIX = 'snapview-'
 _UNSAFE = re.compile(r'[^0-9A-Za-z_-]')
 
 
@@ -51,6 +54,10 @@ def linstor_volume_name(volume):
 
 def linstor_snapshot_name(snapshot):
     return LINSTOR_SNAPSHOT_PREFIX + snapshot.id
+
+
+def linstor_snapshot_view_name(snapshot):
+    return LINSTOR_SNAPSHOT_VIEW_PREFIX + snapshot.id
 
 
 def fit(name, limit):

@@ -62,6 +62,62 @@ def capacity(total_kib, free_kib, provisioned_kib, configuration,
     }
 
 
+# Pool keys Cinder's scheduler and volume API read (capacity filter and
+# weigher, capabilities filter for type specs, extend and multiattach
+# checks, group type checks, the goodness and filter functions). A
+# misspelt key is not an error in Cinder: scheduling silently ignores it,
+# so every backend reports exactly these, and tests hold both to them.
+SCHEDULER_POOL_KEYS = (
+    'pool_name', 'total_capacity_gb', 'free_capacity_gb',
+    'provisioned_capacity_gb', 'reserved_percentage',
+    'max_over_subscription_ratio', 'thin_provisioning_support',
+    'thick_provisioning_support', 'multiattach', 'online_extend_support',
+    'QoS_support', 'consistent_group_snapshot_enabled',
+    'consistent_group_replication_enabled', 'replication_enabled',
+    'total_volumes', 'location_info', 'backend_state')
+# Top-level keys the volume manager reads (see backend_capabilities).
+SCHEDULER_BACKEND_KEYS = (
+    'volume_backend_name', 'vendor_name', 'driver_version',
+    'storage_protocol', 'shared_targets', 'clone_across_pools',
+    'sparse_copy_volume')
+
+
+def pool(name, location, total_volumes, logical_kib, physical_kib,
+         capacity_keys, **extra):
+    """One pool entry of a live backend, with the keys every backend of
+    ours reports the same way.
+
+    ``logical_kib`` / ``physical_kib``: what hosts wrote and what the
+    array stores for it (data reduction); ``capacity_keys``: the result
+    of :func:`capacity`; ``extra``: the backend's own keys.
+    """
+    entry = {'pool_name': name,
+             'location_info': location,
+             # For the filter and goodness functions.
+             'total_volumes': total_volumes,
+             'multiattach': True,
+             'online_extend_support': True,
+             'QoS_support': False,
+             'consistent_group_snapshot_enabled': True,
+             'consistent_group_replication_enabled': False,
+             'replication_enabled': False,
+             'data_reduction_ratio': reduction_ratio(logical_kib,
+                                                     physical_kib),
+             'logical_used_gb': gib(logical_kib),
+             'physical_used_gb': gib(physical_kib),
+             'backend_state': 'up'}
+    entry.update(capacity_keys)
+    entry.update(extra)
+    return entry
+
+
+def down_pool(name):
+    """The pool entry of a backend whose array does not answer."""
+    return {'pool_name': name, 'total_capacity_gb': 0,
+            'free_capacity_gb': 0, 'reserved_percentage': 0,
+            'replication_enabled': False, 'backend_state': 'down'}
+
+
 def backend_capabilities(shared_targets, clone_across_pools,
                          sparse_copy_volume):
     """Keys Cinder reads from the top level of the stats, not from a pool.

@@ -434,10 +434,7 @@ class K2Adapter(flash_stats.CachedStats):
 
     def _down_stats(self):
         stats = self._base_stats()
-        stats['pools'] = [{'pool_name': stats['volume_backend_name'],
-                           'total_capacity_gb': 0, 'free_capacity_gb': 0,
-                           'reserved_percentage': 0,
-                           'backend_state': 'down'}]
+        stats['pools'] = [flash_stats.down_pool(stats['volume_backend_name'])]
         return stats
 
     def _collect_stats(self):
@@ -447,28 +444,17 @@ class K2Adapter(flash_stats.CachedStats):
         auto = ratio if self.configuration.k2_auto_max_over_subscription_ratio\
             else None
         stats = self._base_stats()
-        pool = {'pool_name': stats['volume_backend_name'],
-                'multiattach': True,
-                'online_extend_support': True,
-                'QoS_support': False,
-                'consistent_group_snapshot_enabled': True,
-                'location_info': self.location,
-                # For filter and goodness functions (K2 objects limits);
-                # the array's built-in volume is left out.
-                'total_volumes': self.client.count_volumes(),
-                'compression_support': True,
-                'deduplication_support': True,
-                'data_reduction_ratio': ratio,
-                'logical_used_gb': flash_stats.gib(cap.logical),
-                'physical_used_gb': flash_stats.gib(cap.physical),
-                'read_iops': perf['read_iops_avg'],
-                'write_iops': perf['write_iops_avg'],
-                'throughput_bytes_per_sec': perf['throughput_avg'],
-                'latency_usec': perf['latency_avg'],
-                'backend_state': 'up'}
-        pool.update(flash_stats.capacity(cap.total, cap.free,
-                                         cap.provisioned,
-                                         self.configuration, auto))
+        pool = flash_stats.pool(
+            stats['volume_backend_name'], self.location,
+            # K2 objects limits; the array's built-in volume is left out.
+            self.client.count_volumes(), cap.logical, cap.physical,
+            flash_stats.capacity(cap.total, cap.free, cap.provisioned,
+                                 self.configuration, auto),
+            compression_support=True, deduplication_support=True,
+            read_iops=perf['read_iops_avg'],
+            write_iops=perf['write_iops_avg'],
+            throughput_bytes_per_sec=perf['throughput_avg'],
+            latency_usec=perf['latency_avg'])
         self._replication_stats(pool)
         if self.replication is not None:
             stats['replication_status'] = self.replication.status(

@@ -257,24 +257,6 @@ class K2BaseDriver(driver_base.AdapterDriver):
 class K2AttachDriver(driver_base.HostLockedAttach, K2BaseDriver):
     """Map and unmap, serialised per host; snapshots through views."""
 
-    def initialize_connection_snapshot(self, snapshot, connector, **kwargs):
-        adapter = self.adapter_of(snapshot.volume)
-        return self.host_locked(driver_base.lock_key(connector),
-                                adapter.initialize_connection_snapshot,
-                                snapshot, connector)
-
-    def terminate_connection_snapshot(self, snapshot, connector, **kwargs):
-        adapter = self.adapter_of(snapshot.volume)
-        return self.host_locked(driver_base.lock_key(connector),
-                                adapter.terminate_connection_snapshot,
-                                snapshot, connector)
-
-    def create_export_snapshot(self, context, snapshot, connector):
-        pass
-
-    def remove_export_snapshot(self, context, snapshot):
-        pass
-
 
 @interface.volumedriver
 class K2ISCSIDriver(K2AttachDriver):

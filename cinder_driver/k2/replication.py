@@ -443,8 +443,16 @@ class ReplicationManager(object):
         """
         error = fields.ReplicationStatus.ERROR
         group_updates, volume_updates, troubled = [], [], set()
+        # A group failed over on purpose: its source session stops
+        # shipping (the secondary serves it now); that is not an error,
+        # and an error status would stop Cinder from failing it back.
+        moved = {g.id for g in groups or [] if g.replication_status in (
+            fields.ReplicationStatus.FAILED_OVER,
+            fields.ReplicationStatus.FAILING_OVER)}
         for session in self.troubled(client):
             owner_group = group_replication.group_id_of(session)
+            if owner_group in moved:
+                continue
             if owner_group is not None:
                 troubled.add(owner_group)
                 group_updates.append({'group_id': owner_group,

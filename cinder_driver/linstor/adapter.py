@@ -46,6 +46,7 @@ from cinder_driver.linstor import client as linstor_client
 from cinder_driver.linstor import manage
 from cinder_driver.linstor import placement
 from cinder_driver.linstor import probe
+from cinder_driver.linstor import snapshot_export
 
 LOG = logging.getLogger(__name__)
 VENDOR = 'cinder-flash'
@@ -111,6 +112,10 @@ class LinstorAdapter(flash_stats.CachedStats):
         return attach.Attachments(self.client, self._replicas_wanted)
 
     @property
+    def snapshot_export(self):
+        return snapshot_export.SnapshotExport(self)
+
+    @property
     def inventory(self):
         return manage.Inventory(self.client, self.rd_name, self.snap_name)
 
@@ -165,7 +170,7 @@ class LinstorAdapter(flash_stats.CachedStats):
             LOG.warning('could not remove %s after a failed create: %s',
                         name, e)
 
-    def _new_definition(self, action, name):
+    def new_definition(self, action, name):
         """Run ``action()``, which makes definition ``name``.
 
         A refusal undoes only what the refused request reports it made;
@@ -183,7 +188,7 @@ class LinstorAdapter(flash_stats.CachedStats):
     def create_volume(self, volume):
         name = self.rd_name(volume)
         group = self.groups.ensure(volume.volume_type, volume.host)
-        self._new_definition(
+        self.new_definition(
             lambda: self.client.spawn(group, name, _kib(volume.size)), name)
         return None
 
@@ -226,7 +231,7 @@ class LinstorAdapter(flash_stats.CachedStats):
         """A new definition for ``volume`` from snapshot ``snap``."""
         name = self.rd_name(volume)
         group = self.groups.ensure(volume.volume_type, volume.host)
-        self._new_definition(
+        self.new_definition(
             lambda: self.client.create_resource_definition(name, group),
             name)
         try:
@@ -251,7 +256,7 @@ class LinstorAdapter(flash_stats.CachedStats):
         group = self.groups.ensure(volume.volume_type, volume.host)
         source = self.rd_name(src_vref)
         try:
-            self._new_definition(
+            self.new_definition(
                 lambda: self.client.clone(source, name, group), name)
         except linstor_client.LinstorRefusal as e:
             if not e.has(FAIL_INVLD_PROVIDER) or _made(e.entries):
@@ -372,30 +377,44 @@ class LinstorAdapter(flash_stats.CachedStats):
             # One host left: it needs no second primary.
             self.attachments.allow_two_primaries(self.rd_name(volume), False)
 
+    def initialize_connection_snapshot(self, snapshot, connector):
+        return self.snapshot_export.attach(snapshot, connector)
+
+    def terminate_connection_snapshot(self, snapshot, connector):
+        self.snapshot_export.detach(snapshot, connector)
+
     # -- stats ----------------------------------------------------------------
     def _down_stats(self):
         stats = self._base_stats()
-        stats['pools'] = [{
-            'pool_name': self.configuration.linstor_storage_pool,
-            'total_capacity_gb': 0, 'free_capacity_gb': 0,
-            'reserved_percentage': 0, 'replication_enabled': False,
-            'backend_state': 'down'}]
+        stats['pools'] = [flash_stats.down_pool(
+            self.configuration.linstor_storage_pool)]
         return stats
 
-    def _base_stats(self):
+    def _base_stats(self, sparse=False):
         conf = self.configuration
-        return {'volume_backend_name': conf.safe_get('volume_backend_name')
-                or 'LINSTOR_%s' % self.protocol,
-                'vendor_name': VENDOR,
-                'driver_version': self.driver_version,
-                'storage_protocol': self.protocol}
+        stats = {'volume_backend_name': conf.safe_get('volume_backend_name')
+                 or 'LINSTOR_%s' % self.protocol,
+                 'vendor_name': VENDOR,
+                 'driver_version': self.driver_version,
+                 'storage_protocol': self.protocol}
+        # Each host opens a device of its own (DRBD), or Cinder's target
+        # helper gives each volume a target of its own (iSCSI): os-brick
+        # needs no lock around a login. A clone or restore stays in the
+        # pools of its source. Unwritten blocks read as zeros only where
+        # every pool allocates on write.
+        stats.update(flash_stats.backend_capabilities(
+            shared_targets=False, clone_across_pools=False,
+            sparse_copy_volume=sparse))
+        return stats
 
     def _collect_stats(self):
         definitions = self.client.resource_definitions(
             with_volume_definitions=True)
-        stats = self._base_stats()
-        stats['pools'] = capacity.collect(self.client, self.configuration,
-                                          definitions)
+        pools = capacity.collect(self.client, self.configuration,
+                                 definitions)
+        stats = self._base_stats(sparse=bool(pools) and all(
+            p['thin_provisioning_support'] for p in pools))
+        stats['pools'] = pools
         self._sweep_groups(definitions)
         return stats
 

@@ -80,29 +80,24 @@ def collect(client, configuration, definitions):
     out = []
     for name in sorted(pools):
         entry = pools[name]
-        thin = any(k in THIN_KINDS for k in entry['kinds'])
+        thin = is_thin(entry['kinds'])
         used = entry['total'] - entry['free']
-        ratio = flash_stats.reduction_ratio(entry['logical'], used) \
-            if thin else 1.0
         replicas = min(count, entry['nodes'])
-        pool = {'pool_name': name,
-                'multiattach': True,
-                'online_extend_support': True,
-                'QoS_support': False,
-                'consistent_group_snapshot_enabled': True,
-                'location_info': 'cinder-flash:linstor:%s' % client.name,
-                'data_reduction_ratio': ratio,
-                'logical_used_gb': flash_stats.gib(
-                    entry['logical'] // replicas),
-                'physical_used_gb': flash_stats.gib(used // replicas),
-                'linstor_replicas': replicas,
-                # LINSTOR replicates within the cluster; Cinder's
-                # replication (failover to another backend) is not
-                # offered.
-                'replication_enabled': False,
-                'backend_state': 'up'}
-        pool.update(flash_stats.capacity(
-            entry['total'] // replicas, entry['free'] // replicas,
-            entry['provisioned'], configuration, thin=thin))
-        out.append(pool)
+        # A thick pool allocates every volume whole: what it stores is
+        # what was provisioned, and there is no reduction to report.
+        logical = entry['logical'] if thin else used
+        out.append(flash_stats.pool(
+            name, 'cinder-flash:linstor:%s' % client.name,
+            len(placed.get(name, ())), logical // replicas,
+            used // replicas,
+            flash_stats.capacity(
+                entry['total'] // replicas, entry['free'] // replicas,
+                entry['provisioned'], configuration, thin=thin),
+            # LINSTOR replicates within the cluster; Cinder's replication
+            # (failover to another backend) is not offered.
+            linstor_replicas=replicas))
     return out
+
+
+def is_thin(kinds):
+    return any(k in THIN_KINDS for k in kinds)

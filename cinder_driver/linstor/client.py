@@ -268,10 +268,12 @@ class LinstorClient(object):
         return self.get('/v1/resource-definitions/%s/volume-definitions' %
                         name)
 
-    def create_resource_definition(self, name, rg_name):
+    def create_resource_definition(self, name, rg_name, props=None):
+        spec = {'name': name, 'resource_group_name': rg_name}
+        if props:
+            spec['props'] = dict(props)
         return self.call('POST', '/v1/resource-definitions', {
-            'resource_definition': {'name': name,
-                                    'resource_group_name': rg_name}})
+            'resource_definition': spec})
 
     def modify_resource_definition(self, name, body):
         return self.call('PUT', '/v1/resource-definitions/%s' % name, body)

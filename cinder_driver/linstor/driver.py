@@ -25,6 +25,7 @@ classes only translate Cinder calls; the logic is in
 from cinder.common import constants
 from cinder import interface
 from cinder.volume import driver
+from oslo_log import log as logging
 from oslo_utils import importutils
 
 from cinder_driver.common import driver_base
@@ -32,6 +33,7 @@ from cinder_driver.common import options as common_options
 from cinder_driver.linstor import adapter as linstor_adapter
 from cinder_driver.linstor import options as linstor_options
 
+LOG = logging.getLogger(__name__)
 DRBD = 'DRBD'
 
 
@@ -48,9 +50,12 @@ class LinstorBaseDriver(driver_base.AdapterDriver):
               make, type properties set after group create, clone
               through a snapshot where pools cannot clone, device path
               from layer data, manageable volumes and snapshots
+      1.2.0 - snapshots attached for backups through a hidden restored
+              definition (DRBD attach); capability stats with the K2
+              pool's keys
     """
 
-    VERSION = '1.1.0'
+    VERSION = '1.2.0'
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -127,6 +132,16 @@ class LinstorISCSIDriver(LinstorBaseDriver):
     def remove_export(self, context, volume):
         self.target_driver.remove_export(context, volume)
         self.adapter.release_local(volume, self.adapter.local_node)
+
+    def backup_use_temp_snapshot(self):
+        # Cinder's target helpers export volumes only: a snapshot's view
+        # would need an export of its own. Backups of this driver copy
+        # through a temporary volume instead.
+        if self.configuration.safe_get('backup_use_temp_snapshot'):
+            LOG.warning('backup_use_temp_snapshot is set, but %s attaches '
+                        'no snapshots: backups use a temporary volume',
+                        type(self).__name__)
+        return False
 
     def initialize_connection(self, volume, connector):
         return self.target_driver.initialize_connection(volume, connector)

@@ -129,6 +129,8 @@ def tempest_conf(bed, flavour='k2'):
         volume_multiattach = True
         [enforce_scope]
         cinder = %(scoped)s
+        [cinder_flash]
+        pool_protocols = iSCSI,DRBD
         ''') % values
 
 

@@ -158,24 +158,32 @@ class LinstorDriverTestCase(driver_base.DriverTestCase):
     # -- bytes ----------------------------------------------------------------
     def device(self, vol, node):
         """What qemu-io opens for the volume's device on ``node``."""
+        return self.device_of('volume-%s' % vol.name_id, node)
+
+    def device_of(self, rd, node):
+        """What qemu-io opens for definition ``rd``'s device on ``node``."""
         if self.target.real:
-            path = self.target.device_path('volume-%s' % vol.name_id, node)
+            path = self.target.device_path(rd, node)
             if path is None:
                 self.skipTest('the device of %s on %s is not on this '
-                              'machine' % (vol.name_id, node))
+                              'machine' % (rd, node))
             return path
         from reference_array.linstor import exporter
-        return self.node_lun(vol, node, exporter.node_chap_from(
+        return self.node_lun_of(rd, node, exporter.node_chap_from(
             self.array.info['data_dir'], node))
 
     def node_lun(self, vol, node, chap):
         """The array's LUN for the volume's device on ``node``, logged in
         as that node's initiator with ``chap`` ((user, secret) or None).
         """
+        return self.node_lun_of('volume-%s' % vol.name_id, node, chap)
+
+    def node_lun_of(self, rd, node, chap):
+        """node_lun for the device of definition ``rd``."""
         from reference_array.linstor import exporter
         from reference_array.tests import iscsi_client
-        _s, vds = self.linstor('GET', '/v1/resource-definitions/volume-%s/'
-                               'volume-definitions' % vol.name_id)
+        _s, vds = self.linstor('GET', '/v1/resource-definitions/%s/'
+                               'volume-definitions' % rd)
         minor = [d['data']['minor_number'] for d in vds[0]['layer_data']
                  if d['type'] == 'DRBD'][0]
         return iscsi_client.url(
@@ -190,8 +198,13 @@ class LinstorDriverTestCase(driver_base.DriverTestCase):
 
     def pattern_at(self, vol, node, offset, length, pattern):
         """Whether the device reads back bytes of ``pattern`` there."""
+        return self.pattern_at_rd('volume-%s' % vol.name_id, node, offset,
+                                  length, pattern)
+
+    def pattern_at_rd(self, rd, node, offset, length, pattern):
+        """pattern_at for the device of definition ``rd``."""
         from reference_array.tests import iscsi_client
-        result = iscsi_client.qemu_io(self.device(vol, node), 'read -P %d '
+        result = iscsi_client.qemu_io(self.device_of(rd, node), 'read -P %d '
                                       '%d %d' % (pattern, offset, length))
         return result.returncode == 0 and 'Pattern verification failed' \
             not in result.stdout + result.stderr

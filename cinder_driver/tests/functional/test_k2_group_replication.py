@@ -14,6 +14,8 @@
 
 """K2 group replication (one session per group) on two live arrays."""
 
+import time
+
 from cinder import objects
 from cinder.objects import fields
 from cinder.tests.unit import fake_group
@@ -130,6 +132,20 @@ class K2GroupReplicationTestCase(k2_replication_base.K2ReplicationBase):
         self.assertEqual(('source', 'in_sync'),
                          (local['current_role'], local['state']))
 
+    def test_a_member_added_after_a_failback_is_shipped(self):
+        grp, vols = self.group()
+        for target in ('secondary', 'default'):
+            model, updates = self.driver.failover_replication(
+                self.ctx, grp, vols, target)
+            grp.update(model)
+            self.apply(vols, updates)
+        vols.append(self.member(grp))
+        self.assertEqual(ENABLED, vols[-1].replication_status)
+        self.sync(None, 'crg-%s' % grp.id)
+        copies = self.peer.k2_client().find('volume_groups',
+                                            name='cgrp-%s' % grp.id)
+        self.assertEqual(3, copies['volumes_count'])
+
     def test_disable_and_delete_leave_nothing(self):
         grp, vols = self.group()
         self.sync(None, 'crg-%s' % grp.id)
@@ -144,6 +160,36 @@ class K2GroupReplicationTestCase(k2_replication_base.K2ReplicationBase):
         self.driver.delete_group(self.ctx, grp, vols)
         self.assertIsNone(self.array.k2_client().find(
             'volume_groups', name='cgrp-%s' % grp.id))
+
+    def test_a_failed_over_group_is_not_reported_in_error(self):
+        # Cinder polls the error status while the backend reports one;
+        # a group it holds failed over must stay failed over, or Cinder
+        # refuses to fail it back.
+        grp, vols = self.group()
+        model, updates = self.driver.failover_replication(
+            self.ctx, grp, vols, 'secondary')
+        grp.update(model)
+        self.apply(vols, updates)
+        # The primary's session fails its next cycle (the secondary now
+        # serves the group) and reports why; the cycle comes with the
+        # session's RPO, unless it only checks an unchanged image.
+        deadline = time.monotonic() + 150
+        while not self.session_named(self.array, 'crg-%s' % grp.id)[
+                'state_reason']:
+            if time.monotonic() > deadline:
+                self.skipTest('the primary session tried no cycle that '
+                              'failed within 150 s')
+            time.sleep(0.5)
+        self.driver.adapter._stats = None
+        self.assertEqual(fields.ReplicationStatus.ERROR,
+                         self.driver.get_volume_stats(refresh=True)[
+                             'replication_status'])
+        groups, errors = self.driver.get_replication_error_status(
+            self.ctx, [grp])
+        self.assertEqual(([], []), (groups, errors))
+        model, _updates = self.driver.failover_replication(
+            self.ctx, grp, vols, 'default')
+        self.assertEqual({'replication_status': ENABLED}, model)
 
     def test_a_stalled_session_is_reported_for_the_group(self):
         grp, vols = self.group()

@@ -14,7 +14,9 @@
 
 """LINSTOR driver: pool stats from the controller's storage pools."""
 
+from cinder_driver.common import stats as flash_stats
 from cinder_driver.tests.functional import linstor_driver_base as base
+from cinder_driver.tests import scheduler_view
 
 
 class LinstorStatsTestCase(base.LinstorDriverTestCase):
@@ -37,6 +39,23 @@ class LinstorStatsTestCase(base.LinstorDriverTestCase):
         self.assertEqual(before + 6.0, pool['provisioned_capacity_gb'])
         self.assertEqual('up', pool['backend_state'])
         self.assertGreater(pool['total_capacity_gb'], 0)
+
+    def test_scheduler_sees_the_keys_it_reads(self):
+        _stats, pools = self.pools()
+        before = pools[self.pool]['total_volumes']
+        self.create(1)
+        self.create(1)
+        stats, _pools = self.pools()
+        self.assertIs(False, stats['shared_targets'])
+        self.assertIs(False, stats['clone_across_pools'])
+        host = 'cinder@%s' % self.BACKEND
+        seen = scheduler_view.pools(self.ctx, host, stats)
+        caps = seen['%s#%s' % (host, self.pool)]
+        self.assertEqual([], [k for k in flash_stats.SCHEDULER_POOL_KEYS
+                              if k not in caps])
+        self.assertEqual(before + 2, caps['total_volumes'])
+        self.assertEqual((True, True), (caps['multiattach'],
+                                        caps['online_extend_support']))
 
     def test_groups_of_deleted_volume_types_go(self):
         vtype = self.volume_type()

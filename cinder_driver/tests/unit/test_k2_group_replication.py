@@ -216,6 +216,16 @@ class GroupReplicationTestCase(k2_fakes.ReplicatedAdapterTestCase):
                            'replication_status': ENABLED}], vols)
         self.client.volumes_in_group.assert_called_once_with(20)
 
+    def test_a_failed_over_group_is_not_an_error(self):
+        moved = self.group(status=FAILED_OVER)
+        self.client.source_sessions.return_value = [
+            k2_fakes.session(5, 'crg-%s' % moved.id, state='suspended',
+                             reason='409: the target is failed over',
+                             group_id=20)]
+        self.assertEqual(([], []), self.driver.get_replication_error_status(
+            self.ctx, [moved]))
+        self.client.volumes_in_group.assert_not_called()
+
     def test_backend_reports_error_while_a_session_is_troubled(self):
         self.serve_stats()
         self.client.source_sessions.return_value = [

@@ -19,6 +19,7 @@ from cinder_driver.tests import scheduler_view
 from cinder_driver.tests.unit import k2_fakes
 
 GIB = 1024 * 1024
+SCHEDULER_POOL_KEYS = stats.SCHEDULER_POOL_KEYS
 CAPACITY = records.Capacity(total=100 * GIB, free=60 * GIB,
                             provisioned=300 * GIB, logical=80 * GIB,
                             physical=40 * GIB)
@@ -81,6 +82,8 @@ class StatsTestCase(k2_fakes.AdapterTestCase):
             stats['sparse_copy_volume']))
         seen = scheduler_view.pools(self.ctx, 'cinder@k2-unit', stats)
         pool = seen['cinder@k2-unit#%s' % stats['volume_backend_name']]
+        self.assertEqual([], [k for k in SCHEDULER_POOL_KEYS
+                              if k not in pool])
         for key, value in (('total_volumes', 41), ('multiattach', True),
                            ('online_extend_support', True),
                            ('thin_provisioning_support', True),

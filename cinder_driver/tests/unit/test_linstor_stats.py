@@ -14,6 +14,8 @@
 
 """LINSTOR adapter: pool stats."""
 
+from cinder_driver.common import stats as flash_stats
+from cinder_driver.tests import scheduler_view
 from cinder_driver.tests.unit import linstor_fakes as fakes
 
 GIB = 1024 * 1024
@@ -59,6 +61,60 @@ class StatsTestCase(fakes.AdapterTestCase):
         self.assertEqual(1.0, thick['max_over_subscription_ratio'])
         self.assertEqual('up', thin['backend_state'])
         self.assertIs(False, thin['replication_enabled'])
+
+    def test_scheduler_reads_the_same_keys_as_from_k2(self):
+        self.client.storage_pools.return_value = [
+            pool('a', 'thin', 'FILE_THIN', 100 * GIB, 90 * GIB),
+            pool('a', 'thick', 'LVM', 50 * GIB, 40 * GIB)]
+        self.client.resource_definitions.return_value = [
+            {'name': n, 'volume_definitions': [{'size_kib': GIB}]}
+            for n in ('v1', 'v2', 'v3')]
+        self.client.resource_groups.return_value = []
+        self.client.resources.return_value = [
+            {'name': n, 'node_name': 'a', 'flags': [], 'volumes': [
+                {'storage_pool_name': p, 'allocated_size_kib': GIB}]}
+            for n, p in (('v1', 'thin'), ('v2', 'thin'), ('v3', 'thick'))]
+        stats = self.adapter.get_volume_stats(refresh=True)
+        # Read by the volume manager from the top level: each host opens
+        # a device of its own, copies stay in their source's pools, and a
+        # thick pool does not read zeros where nothing was written.
+        self.assertEqual((False, False, False), (
+            stats['shared_targets'], stats['clone_across_pools'],
+            stats['sparse_copy_volume']))
+        for key in flash_stats.SCHEDULER_BACKEND_KEYS:
+            self.assertIn(key, stats)
+        seen = scheduler_view.pools(self.ctx, 'cinder@linstor-unit', stats)
+        thin = seen['cinder@linstor-unit#thin']
+        thick = seen['cinder@linstor-unit#thick']
+        for caps in (thin, thick):
+            missing = [k for k in flash_stats.SCHEDULER_POOL_KEYS
+                       if k not in caps]
+            self.assertEqual([], missing)
+        for key, value in (('total_volumes', 2), ('multiattach', True),
+                           ('online_extend_support', True),
+                           ('thin_provisioning_support', True),
+                           ('provisioned_capacity_gb', 2.0),
+                           ('consistent_group_snapshot_enabled', True),
+                           ('consistent_group_replication_enabled', False),
+                           ('replication_enabled', False),
+                           ('backend_state', 'up')):
+            self.assertEqual(value, thin.get(key), key)
+        self.assertEqual((1, True, 1.0), (
+            thick['total_volumes'], thick['thick_provisioning_support'],
+            thick['max_over_subscription_ratio']))
+
+    def test_auto_over_subscription_is_left_to_the_scheduler(self):
+        self.override_config('max_over_subscription_ratio', 'auto',
+                             group=fakes.GROUP)
+        self.client.storage_pools.return_value = [
+            pool('a', 'thin', 'LVM_THIN', 100 * GIB, 90 * GIB)]
+        self.client.resource_definitions.return_value = []
+        self.client.resource_groups.return_value = []
+        self.client.resources.return_value = []
+        stats = self.adapter.get_volume_stats(refresh=True)
+        self.assertEqual('auto',
+                         stats['pools'][0]['max_over_subscription_ratio'])
+        self.assertIs(True, stats['sparse_copy_volume'])
 
     def test_bad_reply_reports_down(self):
         self.client.storage_pools.return_value = [

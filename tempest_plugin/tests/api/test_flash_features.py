@@ -23,6 +23,7 @@ from tempest import config
 from tempest.lib.common.utils import data_utils
 from tempest.lib import decorators
 
+from cinder_driver.common import stats as flash_stats
 from tempest_plugin import config as config_groups
 
 CONF = config.CONF
@@ -58,6 +59,32 @@ class FlashPoolStatsTest(base.BaseVolumeAdminTest):
             self.assertGreaterEqual(caps['total_capacity_gb'],
                                     caps['free_capacity_gb'], pool['name'])
             self.assertGreaterEqual(caps['free_capacity_gb'], 0)
+
+    @decorators.idempotent_id('2f0b0c1e-8a0b-4c55-9a51-0a3c7de1c107')
+    def test_scheduler_keys_of_every_backend(self):
+        # get_pools shows what the scheduler holds for each pool: every
+        # key it reads must be there, under that exact name, for K2 and
+        # for LINSTOR alike.
+        pools = [p for p in self._flash_pools()
+                 if p['capabilities'].get('backend_state') != 'down']
+        protocols = set()
+        for pool in pools:
+            caps = pool['capabilities']
+            missing = [k for k in flash_stats.SCHEDULER_POOL_KEYS
+                       if k not in caps]
+            self.assertEqual([], missing, pool['name'])
+            # Of the top level, get_pools carries these four into each
+            # pool (shared_targets and the rest stay with the volume
+            # manager, which the unit tests check).
+            missing = [k for k in ('volume_backend_name', 'vendor_name',
+                                   'driver_version', 'storage_protocol')
+                       if k not in caps]
+            self.assertEqual([], missing, pool['name'])
+            self.assertIsInstance(caps['total_volumes'], int, pool['name'])
+            self.assertIn(caps['thin_provisioning_support'], (True, False))
+            protocols.add(caps['storage_protocol'])
+        for protocol in FLASH.pool_protocols:
+            self.assertIn(protocol, protocols)
 
     @decorators.idempotent_id('2f0b0c1e-8a0b-4c55-9a51-0a3c7de1c102')
     def test_array_performance_keys(self):
