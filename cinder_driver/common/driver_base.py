@@ -176,10 +176,10 @@ class HostLockedAttach(object):
         """
         # The owner in the log lines is the operation (the cluster soak
         # tells attaches from detaches by it).
-        return locks.call_locked(
-            'cinder-flash-attach-%s-%s' % (self.lock_scope, key),
-            self.configuration.flash_lock_wait,
-            getattr(call, '__name__', 'host_locked'), call, *args)
+        with locks.held('cinder-flash-attach-%s-%s' % (self.lock_scope, key),
+                        self.configuration.flash_lock_wait,
+                        getattr(call, '__name__', 'host_locked')):
+            return call(*args)
 
     def initialize_connection(self, volume, connector):
         return self.host_locked(lock_key(connector),

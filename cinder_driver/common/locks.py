@@ -31,6 +31,7 @@ once. Log lines have the shape of Cinder's coordination module, with the
 operation's name as the owner.
 """
 
+import contextlib
 import threading
 import time
 
@@ -97,11 +98,14 @@ class _Taker(object):
         return self.acquired
 
 
-def call_locked(name, wait, owner, call, *args):
-    """``call(*args)`` holding the coordination lock ``name``.
+@contextlib.contextmanager
+def held(name, wait, owner):
+    """Hold the coordination lock ``name`` for the ``with`` block.
 
-    Raises LockWaitTimeout, without calling, if the lock is not acquired
-    within ``wait`` seconds whatever the coordinator does meanwhile.
+    Raises LockWaitTimeout, before the block runs, if the lock is not
+    acquired within ``wait`` seconds whatever the coordinator does
+    meanwhile. A context manager rather than a wrapper: the locked call
+    stays one frame below its caller.
     """
     lock = coordination.COORDINATOR.get_lock(name)
     full = _name(lock)
@@ -117,6 +121,6 @@ def call_locked(name, wait, owner, call, *args):
     LOG.debug('Lock "%s" acquired by "%s" :: waited %0.3fs', full, owner,
               acquired_at - started)
     try:
-        return call(*args)
+        yield
     finally:
         _release(lock, full, owner, acquired_at)
