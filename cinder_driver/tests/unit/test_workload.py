@@ -254,6 +254,21 @@ class TopologyTestCase(testtools.TestCase):
                                 ips, 'bench', ['c'])
         self.assertIn('shard1-2', str(err))
 
+    def test_what_ferretdb_cannot_form_is_skipped_with_the_reason(self):
+        every = topology.TOPOLOGIES
+        self.assertIsNone(topology.unavailable('standalone', 'ferretdb',
+                                               every))
+        for topo in ('replica-set', 'sharded'):
+            reason = topology.unavailable(topo, 'ferretdb', every)
+            self.assertIn('%s needs mongod' % topo, reason)
+            self.assertIn('neither replica sets nor sharding', reason)
+            self.assertIsNone(topology.unavailable(topo, 'mongod', every))
+        self.assertIn('not in [cinder_flash_mongodb] topologies',
+                      topology.unavailable('sharded', 'mongod',
+                                           ['standalone']))
+        self.assertRaises(ValueError, topology.unavailable, 'ring', 'mongod',
+                          every)
+
     def test_local_layouts(self):
         names = ['c%d' % n for n in range(5)]
         self.assertEqual([(0, names)], topology.local_layout('standalone',

@@ -210,15 +210,9 @@ class MongoDBScenarioTest(base.VolumeBootScenarioTest):
         return row
 
     def _measure(self, topo):
-        if topo not in MONGO.topologies:
-            raise self.skipException('%s is not in [cinder_flash_mongodb] '
-                                     'topologies' % topo)
-        if topo != topology.STANDALONE and MONGO.server == 'ferretdb':
-            raise self.skipException(
-                '%s needs mongod: the image runs FerretDB ([cinder_flash_'
-                'mongodb] server = ferretdb), which has neither replica '
-                'sets nor sharding, and no package registry ships mongod; '
-                'run it on a cloud whose image has MongoDB' % topo)
+        reason = topology.unavailable(topo, MONGO.server, MONGO.topologies)
+        if reason:
+            raise self.skipException(reason)
         rows = []
         for volume_type in CONF.cinder_flash.compare_volume_types:
             row = self._run(topo, volume_type)
