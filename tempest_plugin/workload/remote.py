@@ -39,6 +39,10 @@ def main(argv=None):
     parser.add_argument('--iterations', type=int, default=10)
     parser.add_argument('--ops-per-thread', type=int, default=100)
     parser.add_argument('--skip-load', action='store_true')
+    parser.add_argument('--load-only', action='store_true',
+                        help='load the data set, no benchmark (so that '
+                             'the storage can be watched over the '
+                             'benchmark alone)')
     args = parser.parse_args(argv)
     import pymongo
     spec = dataset.Spec(scale=args.scale, collections=args.collections)
@@ -50,15 +54,18 @@ def main(argv=None):
         return client[args.database]
     loaded, load_s = (0, 0.0) if args.skip_load else driver.load(
         db_factory(), spec)
-    result = driver.benchmark(db_factory, spec, args.processes,
-                              args.threads, args.iterations,
-                              args.ops_per_thread)
-    out = dict(result.as_dict(), loaded=loaded, load_seconds=round(load_s,
-                                                                   2))
+    out = {'loaded': loaded, 'load_seconds': round(load_s, 2)}
+    errors = 0
+    if not args.load_only:
+        result = driver.benchmark(db_factory, spec, args.processes,
+                                  args.threads, args.iterations,
+                                  args.ops_per_thread)
+        out.update(result.as_dict())
+        errors = result.errors
     for client in clients:
         client.close()
     print(json.dumps(out), flush=True)
-    return 0 if result.errors == 0 else 1
+    return 0 if errors == 0 else 1
 
 
 if __name__ == '__main__':

@@ -35,8 +35,63 @@ SEED = {
 }
 
 
+# The pool stats that are rates over the array's last sampling interval.
+RATE_KEYS = ('read_iops', 'write_iops', 'throughput_bytes_per_sec',
+             'latency_usec')
+
+
 class BadMeasurement(ValueError):
     pass
+
+
+def window_average(reports, before=None):
+    """IOPS, MB/s and latency over a benchmark window, from pool stats.
+
+    Each of Cinder's pool reports carries the array's rates over its own
+    last sampling interval (a few seconds), not over the benchmark: one
+    report read after the run describes whatever came after it. So the
+    pool is read all through the window and the distinct reports are
+    averaged: ``reports`` as read (the first one after the end included,
+    for the window's tail); ``before``, the report in force when the
+    window opened, which describes the time before it and is left out.
+    Latency is weighted by each report's IOPS.
+    """
+    seen, distinct = set(), []
+    if before is not None:
+        seen.add(_report_key(before))
+    for caps in reports:
+        key = _report_key(caps)
+        if key in seen:
+            continue
+        seen.add(key)
+        distinct.append(caps)
+    if not distinct:
+        raise BadMeasurement('no pool report covers the benchmark')
+
+    def iops(caps):
+        return (caps.get('read_iops') or 0) + (caps.get('write_iops') or 0)
+    total = sum(iops(c) for c in distinct)
+    latency = (sum(iops(c) * (c.get('latency_usec') or 0)
+                   for c in distinct) / total) if total else 0.0
+    return {'IOPS': total / len(distinct),
+            'MB/s': sum(c.get('throughput_bytes_per_sec') or 0
+                        for c in distinct) / len(distinct) / 1e6,
+            'latency ms': latency / 1000.0,
+            'reports': len(distinct)}
+
+
+def is_new(caps, before):
+    """Whether pool stats ``caps`` come from a later report than ``before``.
+    """
+    return _report_key(caps) != _report_key(before)
+
+
+def _report_key(caps):
+    """What tells one pool report from the next.
+
+    The scheduler's timestamp of the report, or failing that its rates.
+    """
+    return caps.get('timestamp') or tuple(caps.get(k) for k in RATE_KEYS)
 
 
 def check(row, dedup):

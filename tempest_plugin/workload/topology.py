@@ -149,6 +149,24 @@ def formation(topology, ips, database, collections):
     return steps
 
 
+def unavailable(topology, server, enabled):
+    """Why ``topology`` cannot run here, or None if it can.
+
+    ``server``: what the image runs (``mongod`` or ``ferretdb``);
+    ``enabled``: the topologies the run is asked for.
+    """
+    members(topology)
+    if topology not in enabled:
+        return ('%s is not in [cinder_flash_mongodb] topologies' %
+                topology)
+    if topology != STANDALONE and server == 'ferretdb':
+        return ('%s needs mongod: the image runs FerretDB ([cinder_flash_'
+                'mongodb] server = ferretdb), which has neither replica '
+                'sets nor sharding, and no package registry ships mongod; '
+                'run it on a cloud whose image has MongoDB' % topology)
+    return None
+
+
 def entry(topology):
     """The member the benchmark runs on."""
     return 'mongos' if topology == SHARDED else members(topology)[0]

@@ -14,14 +14,19 @@
 
 """The MongoDB workload library of the Tempest plugin."""
 
+import io
 import json
 import shlex
+import sys
 import threading
+from unittest import mock
 
+import fixtures
 import testtools
 
 from tempest_plugin.workload import dataset
 from tempest_plugin.workload import driver
+from tempest_plugin.workload import remote
 from tempest_plugin.workload import report
 from tempest_plugin.workload import topology
 
@@ -249,6 +254,21 @@ class TopologyTestCase(testtools.TestCase):
                                 ips, 'bench', ['c'])
         self.assertIn('shard1-2', str(err))
 
+    def test_what_ferretdb_cannot_form_is_skipped_with_the_reason(self):
+        every = topology.TOPOLOGIES
+        self.assertIsNone(topology.unavailable('standalone', 'ferretdb',
+                                               every))
+        for topo in ('replica-set', 'sharded'):
+            reason = topology.unavailable(topo, 'ferretdb', every)
+            self.assertIn('%s needs mongod' % topo, reason)
+            self.assertIn('neither replica sets nor sharding', reason)
+            self.assertIsNone(topology.unavailable(topo, 'mongod', every))
+        self.assertIn('not in [cinder_flash_mongodb] topologies',
+                      topology.unavailable('sharded', 'mongod',
+                                           ['standalone']))
+        self.assertRaises(ValueError, topology.unavailable, 'ring', 'mongod',
+                          every)
+
     def test_local_layouts(self):
         names = ['c%d' % n for n in range(5)]
         self.assertEqual([(0, names)], topology.local_layout('standalone',
@@ -281,3 +301,83 @@ class ReportTestCase(testtools.TestCase):
                                     row, True)
             self.assertIn(words, str(err))
         report.check(dict(self.ROW, **{'data reduction': 0.9}), False)
+
+
+class WindowAverageTestCase(testtools.TestCase):
+    """IOPS over the benchmark come from every pool report within it."""
+
+    @staticmethod
+    def caps(stamp, read, write, latency=500, throughput=4e6):
+        return {'timestamp': stamp, 'read_iops': read, 'write_iops': write,
+                'latency_usec': latency,
+                'throughput_bytes_per_sec': throughput}
+
+    def test_reports_in_the_window_are_averaged(self):
+        before = self.caps('t0', 0, 0)
+        # Read every few seconds: the same report several times, then the
+        # first after the end (idle again).
+        reading = [before, self.caps('t1', 100, 300, 400),
+                   self.caps('t1', 100, 300, 400),
+                   self.caps('t2', 0, 200, 1000), self.caps('t3', 0, 0, 0)]
+        got = report.window_average(reading, before)
+        self.assertEqual(3, got['reports'])
+        self.assertEqual(200, got['IOPS'])
+        # Weighted by IOPS: (400 * 400 + 200 * 1000) / 600 us.
+        self.assertAlmostEqual(0.6, got['latency ms'])
+        self.assertAlmostEqual(4.0, got['MB/s'])
+
+    def test_one_idle_report_after_the_run_is_not_the_measurement(self):
+        # What a single reading after the benchmark used to give: 0 IOPS.
+        reading = [self.caps('t1', 50, 150), self.caps('t2', 0, 0)]
+        self.assertEqual(100, report.window_average(reading)['IOPS'])
+
+    def test_without_timestamps_the_rates_tell_reports_apart(self):
+        before = {'read_iops': 0, 'write_iops': 0}
+        reading = [before, {'read_iops': 10, 'write_iops': 30},
+                   {'read_iops': 10, 'write_iops': 30}]
+        got = report.window_average(reading, before)
+        self.assertEqual((1, 40), (got['reports'], got['IOPS']))
+        self.assertTrue(report.is_new(reading[1], before))
+        self.assertFalse(report.is_new(reading[2], reading[1]))
+
+    def test_no_report_within_the_window_is_an_error(self):
+        before = self.caps('t0', 5, 5)
+        err = self.assertRaises(report.BadMeasurement,
+                                report.window_average, [before], before)
+        self.assertIn('no pool report', str(err))
+
+
+class RemoteTestCase(testtools.TestCase):
+    """The entry member's command: load and benchmark run separately."""
+
+    def setUp(self):
+        super().setUp()
+        self.db = FakeDB()
+        client = mock.MagicMock()
+        client.__getitem__.return_value = self.db
+        pymongo = mock.MagicMock(MongoClient=mock.Mock(return_value=client))
+        self.useFixture(fixtures.MonkeyPatch('sys.modules', dict(
+            sys.modules, pymongo=pymongo)))
+
+    def _run(self, *args):
+        out = io.StringIO()
+        with mock.patch('sys.stdout', out):
+            code = remote.main(['--scale', '0.0001', '--collections', '2',
+                                '--processes', '1', '--threads', '1',
+                                '--iterations', '1', '--ops-per-thread', '5']
+                               + list(args))
+        return code, json.loads(out.getvalue().strip().splitlines()[-1])
+
+    def test_load_only_loads_and_does_not_benchmark(self):
+        code, out = self._run('--load-only')
+        self.assertEqual(0, code)
+        self.assertGreater(out['loaded'], 0)
+        self.assertNotIn('updated', out)
+
+    def test_skip_load_benchmarks_what_is_there(self):
+        self._run('--load-only')
+        code, out = self._run('--skip-load')
+        self.assertEqual(0, code)
+        self.assertEqual(0, out['loaded'])
+        self.assertGreater(out['operations'], 0)
+        self.assertEqual(0, out['errors'])

@@ -35,6 +35,7 @@ import json
 import os
 import shlex
 import tarfile
+import threading
 import time
 
 from tempest.common import waiters
@@ -107,22 +108,46 @@ class MongoDBScenarioTest(base.VolumeBootScenarioTest):
         self.fail('no pool for volume type %s' % volume_type)
 
     def _fresh_pool(self, volume_type, before):
-        """The pool's stats once Cinder has a report from after the run.
-
-        cinder-volume reports periodically; a report that covers the
-        benchmark differs from the one read before it.
+        """The pool's stats once Cinder has a report newer than ``before``.
         """
-        keys = ('read_iops', 'write_iops', 'data_reduction_ratio',
-                'free_capacity_gb')
         deadline = time.monotonic() + CONF.volume.build_timeout
         while True:
             caps = self._pool(volume_type)
-            if any(caps.get(k) != before.get(k) for k in keys):
+            if report.is_new(caps, before):
                 return caps
             if time.monotonic() > deadline:
                 self.fail('no fresh pool stats for %s within %ss' % (
                     volume_type, CONF.volume.build_timeout))
             time.sleep(CONF.volume.build_interval)
+
+    def _watched(self, volume_type, run):
+        """Run ``run()`` (the benchmark) while reading the pool's stats.
+
+        Returns its result and the pool's figures averaged over the
+        window: every report Cinder received while it ran, and the first
+        one after, which covers its end.
+        """
+        before = self._pool(volume_type)
+        done, result = threading.Event(), {}
+
+        def target():
+            try:
+                result['out'] = run()
+            except Exception as e:
+                result['error'] = e
+            finally:
+                done.set()
+        worker = threading.Thread(target=target, daemon=True)
+        worker.start()
+        reports = []
+        while not done.wait(CONF.volume.build_interval):
+            reports.append(self._pool(volume_type))
+        worker.join()
+        if 'error' in result:
+            raise result['error']
+        last = self._fresh_pool(volume_type, (reports or [before])[-1])
+        return result['out'], report.window_average(reports + [last],
+                                                    before), last
 
     def _member(self, volume_type, role, keypair, security_group):
         volume = self.create_volume(
@@ -138,6 +163,22 @@ class MongoDBScenarioTest(base.VolumeBootScenarioTest):
         ssh.exec_command('command -v mongod')
         return {'role': role, 'ip': ip, 'ssh': ssh, 'volume': volume}
 
+    def _remote(self, entry, topo, args):
+        """Run the workload library on the entry member; its JSON line.
+
+        It runs in a temporary directory holding this library (removed
+        afterwards) and prints one JSON line of results.
+        """
+        out = entry['ssh'].exec_command(
+            'd=$(mktemp -d) && trap \'rm -rf "$d"\' EXIT && '
+            'echo %s | base64 -d | tar xz -C "$d" && '
+            '(python3 -c "import pymongo" || sudo pip3 install pymongo) && '
+            'cd "$d" && python3 -m tempest_plugin.workload.remote '
+            '--uri %s --database %s --scale %s %s' % (
+                _library(), shlex.quote(topology.client_uri(topo)), DATABASE,
+                MONGO.dataset_scale, args))
+        return json.loads(out.strip().splitlines()[-1])
+
     def _run(self, topo, volume_type):
         keypair = self.create_keypair()
         group = self.create_security_group()
@@ -150,28 +191,18 @@ class MongoDBScenarioTest(base.VolumeBootScenarioTest):
                 spec.collection_names()):
             by_role[role]['ssh'].exec_command(command)
         entry = by_role[topology.entry(topo)]
-        before = self._pool(volume_type)
-        # The benchmark runs on the entry member, in a temporary directory
-        # holding this library (removed afterwards); it prints one JSON
-        # line of results.
-        out = entry['ssh'].exec_command(
-            'd=$(mktemp -d) && trap \'rm -rf "$d"\' EXIT && '
-            'echo %s | base64 -d | tar xz -C "$d" && '
-            '(python3 -c "import pymongo" || sudo pip3 install pymongo) && '
-            'cd "$d" && python3 -m tempest_plugin.workload.remote '
-            '--uri %s --database %s --scale %s --processes %d --threads %d '
-            '--iterations %d --ops-per-thread %d' % (
-                _library(), shlex.quote(topology.client_uri(topo)), DATABASE,
-                MONGO.dataset_scale, MONGO.processes, MONGO.threads,
-                MONGO.iterations, MONGO.ops_per_thread))
-        measured = json.loads(out.strip().splitlines()[-1])
-        after = self._fresh_pool(volume_type, before)
+        self._remote(entry, topo, '--load-only')
+        measured, window, after = self._watched(
+            volume_type, lambda: self._remote(
+                entry, topo, '--skip-load --processes %d --threads %d '
+                '--iterations %d --ops-per-thread %d' % (
+                    MONGO.processes, MONGO.threads, MONGO.iterations,
+                    MONGO.ops_per_thread)))
         row = {'topology': topo, 'volume type': volume_type,
                'updated docs/s': measured['updated_per_s'],
                'ops/s': measured['operations_per_s'],
-               'IOPS': after.get('read_iops', 0) + after.get('write_iops', 0),
-               'MB/s': after.get('throughput_bytes_per_sec', 0) / 1e6,
-               'latency ms': after.get('latency_usec', 0) / 1000.0,
+               'IOPS': window['IOPS'], 'MB/s': window['MB/s'],
+               'latency ms': window['latency ms'],
                'data reduction': after.get('data_reduction_ratio')}
         for member in members:
             waiters.wait_for_volume_resource_status(
@@ -179,15 +210,9 @@ class MongoDBScenarioTest(base.VolumeBootScenarioTest):
         return row
 
     def _measure(self, topo):
-        if topo not in MONGO.topologies:
-            raise self.skipException('%s is not in [cinder_flash_mongodb] '
-                                     'topologies' % topo)
-        if topo != topology.STANDALONE and MONGO.server == 'ferretdb':
-            raise self.skipException(
-                '%s needs mongod: the image runs FerretDB ([cinder_flash_'
-                'mongodb] server = ferretdb), which has neither replica '
-                'sets nor sharding, and no package registry ships mongod; '
-                'run it on a cloud whose image has MongoDB' % topo)
+        reason = topology.unavailable(topo, MONGO.server, MONGO.topologies)
+        if reason:
+            raise self.skipException(reason)
         rows = []
         for volume_type in CONF.cinder_flash.compare_volume_types:
             row = self._run(topo, volume_type)
