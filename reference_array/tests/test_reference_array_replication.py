@@ -54,14 +54,14 @@ class ReplicationPairTestCase(testtools.TestCase):
             'volume_group': _ref('volume_groups', vg)})
         return vg, vol
 
-    def replicate(self, vg, vol, rpo=300):
+    def replicate(self, vg, vol, rpo=300, name='crs-x'):
         session = self.ka.create(SESSIONS, {
-            'name': 'crs-x', 'rpo': rpo,
+            'name': name, 'rpo': rpo,
             'replication_peer_k2array': _ref('replication/peer_k2arrays',
                                              self.peer_of_a),
             'local_volume_group': _ref('volume_groups', vg),
             'replication_peer_volume_group_name': vg['name'],
-            'remote_replication_session_name': 'crs-x'})
+            'remote_replication_session_name': name})
         self.ka.create('replication/peer_volumes', {
             'local_volume': _ref('volumes', vol), 'name': vol['name'],
             'replication_session': _ref(SESSIONS, session)})
@@ -189,6 +189,28 @@ class ReplicationPairTestCase(testtools.TestCase):
         self.kb.update(SESSIONS, self.remote_session()['id'],
                        {'state': 'failed_over'})
         self.assert_reads(self.lun(self.b, self.kb, 'cv-x'), first)
+
+    def test_a_session_deleted_mid_cycle_leaves_the_others_shipping(self):
+        vg, vol = self.group()
+        session = self.replicate(vg, vol)
+        self.cycle(self.ka, session)
+        # The next cycle ships (the volume grew) and its commit is slow:
+        # the session goes while the cycle waits on the peer.
+        self.ka.update('volumes', vol['id'], {'size': vol['size'] * 2})
+        self.b.inject({'path': '/_replication/commit', 'kind': 'latency',
+                       'seconds': 2, 'count': 1})
+        self.ka.update(SESSIONS, session['id'], {'state': 'in_sync'})
+        deadline = time.monotonic() + TIMEOUT
+        while not self.requests_to(self.b, '/_replication/begin')[1:]:
+            self.assertLess(time.monotonic(), deadline)
+            time.sleep(0.05)
+        self.ka.delete(SESSIONS, session['id'])
+        time.sleep(3)
+        # Another group of the array still replicates.
+        vg2, vol2 = self.group('cvg-y')
+        self.cycle(self.ka, self.replicate(vg2, vol2, name='crs-y'))
+        self.assertEqual(vol2['size'], self.kb.find('volumes',
+                                                    name='cv-y')['size'])
 
     def test_reverse_after_failover_copies_back(self):
         vg, vol = self.group()

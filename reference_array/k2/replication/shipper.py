@@ -72,7 +72,15 @@ class Shipper(object):
             now = time.monotonic()
             for name, due in list(self._due.items()):
                 if due <= now and not self._stop.is_set():
-                    self._cycle(name)
+                    try:
+                        self._cycle(name)
+                    except Exception:
+                        # One session's trouble must not stop the others
+                        # (nor this one's next attempt) for good.
+                        LOG.exception('session %s: replication cycle '
+                                      'broke', name)
+                        if name in self._due:
+                            self._due[name] = now + RETRY_SECONDS
             self._wake.wait(0.5)
             self._wake.clear()
 
@@ -86,24 +94,34 @@ class Shipper(object):
             try:
                 self.sync(session)
                 session = self.sessions.get(session.id)
-                delay = session.rpo
+                delay = session.rpo if session is not None else None
             except PeerError as e:
                 LOG.warning('session %s: replication cycle failed: %s',
                             name, e)
                 session = self.sessions.get(session.id)
+                delay = RETRY_SECONDS
+                if session is None:
+                    # Deleted while the cycle ran (a delete does not wait
+                    # for the peer): nothing left to report on.
+                    self._due.pop(name, None)
+                    return
                 session.state_reason = str(e)
                 if ' 409: ' in str(e):
                     # The target has been failed over: stop shipping.
                     session.state = 'suspended'
                 self.sessions.put(session)
-                delay = RETRY_SECONDS
-            if name in self._due:
+            if delay is None:
+                self._due.pop(name, None)
+            elif name in self._due:
                 self._due[name] = time.monotonic() + delay
 
     def sync(self, session):
         """Ship one consistent image of the group to the peer."""
         client = self.peers.client(self.sessions.peer_of(session))
         with self.store.transaction():
+            session = self.sessions.get(session.id)
+            if session is None:
+                return None
             # Above anything this session saw, whichever array numbered it
             # (a reversed session continues the peer's numbering).
             generation = max(self.store.next_id('generation'),
@@ -123,6 +141,12 @@ class Shipper(object):
                 plan.append((pv, vol, image))
             unchanged = session.generation_number and all(
                 image is None for _pv, _vol, image in plan)
+            if not unchanged:
+                # In the freeze's transaction: a session deleted meanwhile
+                # is not written back.
+                session.current_snapshot_id = generation
+                session.current_snapshot_progress = 0
+                self.sessions.put(session)
         remote = session.remote_replication_session_name
         if unchanged:
             # Nothing to ship; still make sure the peer is there and
@@ -131,15 +155,12 @@ class Shipper(object):
                                  'generation': generation})
             with self.store.transaction():
                 session = self.sessions.get(session.id)
-                session.generation_number = generation
-                session.last_sync_time = int(time.time())
-                session.state_reason = ''
-                self.sessions.put(session)
+                if session is not None:
+                    session.generation_number = generation
+                    session.last_sync_time = int(time.time())
+                    session.state_reason = ''
+                    self.sessions.put(session)
             return generation
-        with self.store.transaction():
-            session.current_snapshot_id = generation
-            session.current_snapshot_progress = 0
-            self.sessions.put(session)
         try:
             client.call('begin', {
                 'session': remote, 'generation': generation,
@@ -157,8 +178,9 @@ class Shipper(object):
                     if image is not None:
                         self.engine.release(image)
                 session = self.sessions.get(session.id)
-                session.current_snapshot_id = None
-                self.sessions.put(session)
+                if session is not None:
+                    session.current_snapshot_id = None
+                    self.sessions.put(session)
             raise
         with self.store.transaction():
             for pv, vol, image in plan:
@@ -172,6 +194,8 @@ class Shipper(object):
                 pv.base, pv.size = image, vol.size
                 self.records.put(pv)
             session = self.sessions.get(session.id)
+            if session is None:
+                return generation
             session.generation_number = generation
             session.current_snapshot_id = None
             session.current_snapshot_progress = 100
