@@ -32,7 +32,7 @@ import fixtures
 from packaging import requirements
 import testtools
 
-from tools.packaging import wheel
+from tools.lean_wheel import wheel
 
 ENGINE = ('zstandard', 'blake3', 'cryptography')
 # What the reference array's engine alone needs: Cinder itself needs
