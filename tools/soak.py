@@ -439,6 +439,9 @@ def run_soak(info, operations, seed, replica=None, group_rounds=0):
         faults.off()
         faults.fired += secondary.fired
     soak.settle()
+    # Cinder's periodic task asks for stats every minute; cleanups the
+    # array did not let through are finished then.
+    driver.get_volume_stats(refresh=True)
     problems = []
     if replica is not None and rounds is not None:
         rounds.settle()

@@ -41,6 +41,7 @@ from cinder_driver.common import naming
 from cinder_driver.common import stats as flash_stats
 from cinder_driver.common import versions
 from cinder_driver.k2 import client as k2_client
+from cinder_driver.k2 import dedup_swap
 from cinder_driver.k2 import groups
 from cinder_driver.k2 import hosts
 from cinder_driver.k2 import manage
@@ -87,6 +88,7 @@ class K2Adapter(flash_stats.CachedStats):
         self.groups = groups.GroupManager(self)
         self.manage = manage.Manager(self)
         self.snapshot_export = snapshot_export.SnapshotExport(self)
+        self.dedup_swap = dedup_swap.DedupSwap(client)
         self.host_copy = None
 
     # -- setup ---------------------------------------------------------------
@@ -438,6 +440,9 @@ class K2Adapter(flash_stats.CachedStats):
         return stats
 
     def _collect_stats(self):
+        # Cinder's periodic task: the time to finish cleanups that the
+        # array did not let through when they failed.
+        self.dedup_swap.retry()
         cap = self.client.capacity()
         perf = self.client.performance()
         ratio = flash_stats.reduction_ratio(cap.logical, cap.physical)
@@ -487,48 +492,14 @@ class K2Adapter(flash_stats.CachedStats):
             return True, {'replication_status':
                           fields.ReplicationStatus.DISABLED}
         if group.replicated or new['replication']:
-            # The copy-and-swap below would leave the session behind.
+            # A copy-and-swap (dedup_swap) would leave the session behind.
             return False, None
         if (shared or not self.capabilities.get('volume_source') or
                 group.snapshots_count or
                 self.client.mappings_of(volume_id=volume_id)):
             return False, None
-        return True, self._copy_swap(volume, group, volume_id, new['dedup'])
-
-    def _copy_swap(self, volume, group, volume_id, dedup):
-        old = self.client.volume(volume_id)
-        temp_name = naming.group_name(volume) + '-r'
-        temp_group = self.client.create_volume_group(temp_name, dedup)
-        with cleanup.undo_on_error(
-                'removing volume group %s' % temp_group,
-                lambda: self.client.delete_volume_group(temp_group)):
-            copy = self.client.create_volume(
-                naming.volume_name(volume) + '-r', old.size, temp_group,
-                from_volume=volume_id)
-        try:
-            self.client.delete_volume(volume_id)
-        except Exception:
-            # The original is intact: drop the copy and give up.
-            with cleanup.suppressed('removing copy %s' % copy):
-                self.client.delete_volume(copy)
-                self.client.delete_volume_group(temp_group)
-            raise
-        # From here the copy is the volume: whatever fails now must not
-        # fail the retype, or Cinder would keep pointing at the deleted
-        # original. Names are tidied on a best-effort basis.
-        for what, call in (
-                ('removing volume group %s' % group.id,
-                 lambda: self.client.delete_volume_group(group.id)),
-                ('renaming volume group %s' % temp_group,
-                 lambda: self.client.rename_volume_group(
-                     temp_group, naming.group_name(volume))),
-                ('renaming volume %s' % copy,
-                 lambda: self.client.update_volume(
-                     copy, name=naming.volume_name(volume),
-                     description=specs.owner(volume)))):
-            with cleanup.suppressed(what):
-                call()
-        return {'provider_id': self.provider_id(temp_group, copy)}
+        return True, {'provider_id': self.provider_id(*self.dedup_swap.swap(
+            volume, group, volume_id, new['dedup']))}
 
     def migrate_volume(self, volume, host):
         """Between backends on the same array nothing has to move."""

@@ -93,6 +93,51 @@ class FaultsTestCase(k2_driver_base.K2DriverTestCase):
         vol.update(driver.create_volume(vol))
         self.assertIsNotNone(self.array_volume(vol))
 
+    def _retype_losing_deletes(self, vol):
+        """A dedup retype while every DELETE of a volume is dropped."""
+        k2 = self.array.k2_client()
+        before = sorted(g['name'] for g in k2.search('volume_groups'))
+        self.array.inject({'path': '/volumes/', 'methods': ['DELETE'],
+                           'kind': 'drop'})
+        nodedup = self.volume_type(**{'k2:dedup': 'false'})
+        self.assertRaises(flash_exception.ArrayAPIError, self.driver.retype,
+                          self.ctx, vol, nodedup, {}, {})
+        self.array.clear_faults()
+        self.assertTrue(self.array_volume(vol)['is_dedup'])
+        # Both the original's delete and the copy's removal were cut.
+        self.assertIsNotNone(k2.find('volumes', name='cv-%s-r' % vol.name_id))
+        return before, nodedup
+
+    def _names(self, resource):
+        return sorted(o['name'] for o in
+                      self.array.k2_client().search(resource)
+                      if o['name'] != 'CTRL')
+
+    def test_retype_copy_left_by_a_cut_cleanup_goes_at_next_stats(self):
+        vol = self.create()
+        before, _type = self._retype_losing_deletes(vol)
+        self.driver.get_volume_stats(refresh=True)
+        self.assertEqual(before, self._names('volume_groups'))
+        self.assertEqual(['cv-%s' % vol.name_id], self._names('volumes'))
+        # Done once: the next refresh has nothing left to remove.
+        deletes = len(self._sent('DELETE', '/'))
+        self.driver.adapter._stats_at = 0
+        self.driver.get_volume_stats(refresh=True)
+        self.assertEqual(deletes, len(self._sent('DELETE', '/')))
+
+    def test_retype_after_a_cut_cleanup_and_a_restart_succeeds(self):
+        vol = self.create()
+        _before, nodedup = self._retype_losing_deletes(vol)
+        # A restarted service no longer knows of the copy.
+        driver = self.make_driver()
+        retyped, update = driver.retype(self.ctx, vol, nodedup, {}, {})
+        self.assertTrue(retyped)
+        vol.update(update)
+        self.assertFalse(self.array_volume(vol)['is_dedup'])
+        self.assertEqual(['cv-%s' % vol.name_id], self._names('volumes'))
+        self.assertEqual(['cvg-%s' % vol.name_id],
+                         self._names('volume_groups'))
+
     def test_bad_rules_are_refused(self):
         for rule in ({'kind': 'explode'}, {'kind': 'latency', 'colour': 1},
                      {'kind': 'status', 'status': 200}):
