@@ -20,20 +20,21 @@ temporary names (the volume's names with ``-r``); the original is deleted
 and the copy takes over its names.
 
 Until the original is deleted a failure leaves the volume as it was, and
-the copy and its group go again. When the array does not answer that
-removal either (its REST service restarts, the link drops) the temporary
-objects are remembered and removed at the next chance: the next stats
-refresh (Cinder asks every minute) or the volume's next retype. They are
-only ever removed while the original is known to exist: when the delete
-of the original may have been applied after all, the copy holds the only
-data and stays.
+the copy and its group go again. Once it is deleted the retype has
+succeeded, and the emptied old group goes and the copy takes the names.
+When the array does not answer that cleanup or tidying (its REST service
+restarts, the link drops) the rest is remembered and done at the next
+chance: the next stats refresh (Cinder asks every minute) or the volume's
+next retype. A copy is only ever removed while the original is known to
+exist: when the delete of the original may have been applied after all,
+the copy holds the only data and stays.
 """
 
+import functools
 import threading
 
 from oslo_log import log as logging
 
-from cinder_driver.common import cleanup
 from cinder_driver.common import exception as flash_exception
 from cinder_driver.common import naming
 from cinder_driver.k2 import specs
@@ -53,10 +54,10 @@ class DedupSwap(object):
 
     def __init__(self, client):
         self.client = client
-        # {volume name_id: (temporary names, the original's group and
-        # volume ids)}: copies whose removal failed. The lock keeps a
-        # retry from racing the volume's next retype, which makes objects
-        # of the same names.
+        # {volume name_id: the rest of a swap, a callable}: work the array
+        # did not let through, retried at each stats refresh. The lock
+        # keeps a retry from racing the volume's next retype, which makes
+        # objects of the same names.
         self._leftovers = {}
         self._lock = threading.Lock()
 
@@ -66,7 +67,11 @@ class DedupSwap(object):
         Returns the (group id, volume id) the volume has afterwards.
         """
         with self._lock:
-            self._leftovers.pop(volume.name_id, None)
+            rest = self._leftovers.pop(volume.name_id, None)
+        if rest is not None:
+            # What an earlier attempt left goes first; if it still cannot,
+            # this retype changes nothing.
+            self._attempt(volume, rest, raising=True)
         names = temp_names(volume)
         original = (group.id, volume_id)
         # An earlier attempt whose cleanup never got through (e.g. the
@@ -81,34 +86,36 @@ class DedupSwap(object):
         except Exception:
             # The original was not deleted, or may have been: the copy
             # goes only once the original is seen in place.
-            self._drop(volume, names, original)
+            self._attempt(volume, functools.partial(
+                self._remove, names, original))
             raise
         # From here the copy is the volume: whatever fails now must not
         # fail the retype, or Cinder would keep pointing at the deleted
-        # original. Names are tidied on a best-effort basis.
-        for what, call in (
-                ('removing volume group %s' % group.id,
-                 lambda: self.client.delete_volume_group(group.id)),
-                ('renaming volume group %s' % temp_group,
-                 lambda: self.client.rename_volume_group(
-                     temp_group, naming.group_name(volume))),
-                ('renaming volume %s' % copy,
-                 lambda: self.client.update_volume(
-                     copy, name=naming.volume_name(volume),
-                     description=specs.owner(volume)))):
-            with cleanup.suppressed(what):
-                call()
+        # original. The old group and the names are tidied now or later.
+        self._attempt(volume, functools.partial(
+            self._tidy, volume, group.id, temp_group, copy))
         return temp_group, copy
 
-    def _drop(self, volume, names, original):
+    def _attempt(self, volume, step, raising=False):
+        """Run ``step``; if the array does not let it through, keep it."""
         try:
-            self._remove(names, original)
+            step()
         except Exception as e:
-            LOG.warning('Cleanup failed while removing the copy %(name)s of '
-                        'volume %(vol)s (retried later): %(err)s',
-                        {'name': names[0], 'vol': volume.id, 'err': e})
+            LOG.warning('Retype of volume %(vol)s: cleanup failed (retried '
+                        'later): %(err)s', {'vol': volume.id, 'err': e})
             with self._lock:
-                self._leftovers[volume.name_id] = (names, original)
+                self._leftovers[volume.name_id] = step
+            if raising:
+                raise
+
+    def _tidy(self, volume, old_group_id, temp_group, copy):
+        """Remove the emptied old group; the copy takes the names."""
+        old = self.client.volume_group_by_name(naming.group_name(volume))
+        if old is not None and old.id == old_group_id:
+            self.client.delete_volume_group(old_group_id)
+        self.client.rename_volume_group(temp_group, naming.group_name(volume))
+        self.client.update_volume(copy, name=naming.volume_name(volume),
+                                  description=specs.owner(volume))
 
     def _remove(self, names, original):
         """Remove a copy and its group by name, if the original exists.
@@ -136,14 +143,12 @@ class DedupSwap(object):
             self.client.delete_volume_group(temp_group.id)
 
     def retry(self):
-        """Remove what earlier failed swaps left; keep what still fails."""
+        """Finish what earlier swaps left; keep what still fails."""
         with self._lock:
-            for name_id, (names, original) in list(
-                    self._leftovers.items()):
+            for name_id, step in list(self._leftovers.items()):
                 try:
-                    self._remove(names, original)
+                    step()
                 except Exception as e:
-                    LOG.warning('Copy %(name)s still not removed: %(err)s',
-                                {'name': names[0], 'err': e})
+                    LOG.warning('Retype cleanup still failing: %s', e)
                     continue
                 del self._leftovers[name_id]

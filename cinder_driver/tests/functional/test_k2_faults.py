@@ -138,6 +138,26 @@ class FaultsTestCase(k2_driver_base.K2DriverTestCase):
         self.assertEqual(['cvg-%s' % vol.name_id],
                          self._names('volume_groups'))
 
+    def test_retype_whose_tidying_is_cut_is_tidied_at_next_stats(self):
+        vol = self.create()
+        self.array.inject({'path': '/volume_groups/', 'methods': ['DELETE'],
+                           'kind': 'drop'})
+        nodedup = self.volume_type(**{'k2:dedup': 'false'})
+        retyped, update = self.driver.retype(self.ctx, vol, nodedup, {}, {})
+        self.array.clear_faults()
+        # The original is gone: the retype holds, its old group stays.
+        self.assertTrue(retyped)
+        vol.update(update)
+        self.assertEqual(2, len(self._names('volume_groups')))
+        self.driver.get_volume_stats(refresh=True)
+        self.assertEqual(['cvg-%s' % vol.name_id],
+                         self._names('volume_groups'))
+        found = self.array_volume(vol)
+        self.assertEqual((False, 'cinder:%s' % vol.id),
+                         (found['is_dedup'], found['description']))
+        self.assertEqual(update['provider_id'], '%s/%s' % (
+            found['volume_group']['ref'].rsplit('/', 1)[1], found['id']))
+
     def test_bad_rules_are_refused(self):
         for rule in ({'kind': 'explode'}, {'kind': 'latency', 'colour': 1},
                      {'kind': 'status', 'status': 200}):

@@ -13,6 +13,8 @@
 #    under the License.
 """K2 retype across deduplication: a copy is removed only when it is safe."""
 
+from unittest import mock
+
 from cinder_driver.common import exception as flash_exception
 from cinder_driver.k2 import dedup_swap
 from cinder_driver.tests.unit import k2_fakes
@@ -74,3 +76,29 @@ class DedupSwapTestCase(k2_fakes.AdapterTestCase):
                           self.vol, k2_fakes.group_record(7), 9, False)
         self.client.delete_volume.assert_not_called()
         self.client.delete_volume_group.assert_not_called()
+
+    def test_the_next_retype_finishes_a_cut_tidy_first(self):
+        groups = {'cvg-%s' % self.vol.name_id: k2_fakes.group_record(7)}
+        self.client.volume_group_by_name.side_effect = groups.get
+        self.client.delete_volume_group.side_effect = k2_fakes.api_error(503)
+        # The original is deleted: the retype holds, the tidying waits.
+        self.assertEqual((20, 21), self.swap.swap(
+            self.vol, k2_fakes.group_record(7), 9, False))
+        self.client.rename_volume_group.assert_not_called()
+        # Back again, on the copy's ids: first the old group goes and the
+        # copy takes the names, then the new copy is made.
+        self.client.reset_mock(side_effect=True)
+        self.client.volume_group_by_name.side_effect = groups.get
+        self.client.volume_by_name.return_value = None
+        self.client.volume.return_value = k2_fakes.volume_record(21)
+        self.client.create_volume_group.return_value = 30
+        self.client.create_volume.return_value = 31
+        self.assertEqual((30, 31), self.swap.swap(
+            self.vol, k2_fakes.group_record(20), 21, True))
+        calls = [c[0] for c in self.client.method_calls]
+        self.assertLess(calls.index('rename_volume_group'),
+                        calls.index('create_volume_group'))
+        self.assertLess(calls.index('delete_volume_group'),
+                        calls.index('create_volume_group'))
+        self.assertEqual(mock.call(7),
+                         self.client.delete_volume_group.call_args_list[0])
