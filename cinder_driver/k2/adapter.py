@@ -258,6 +258,7 @@ class K2Adapter(flash_stats.CachedStats):
             if not self._unmap_stale(volume, volume_id):
                 raise exception.VolumeIsBusy(volume_name=volume.name)
             self.client.delete_volume(volume_id)
+        self.dedup_swap.forget(volume, group_id)
         if provider_id.is_shared(volume.provider_id):
             return
         try:

@@ -25,9 +25,10 @@ succeeded, and the emptied old group goes and the copy takes the names.
 When the array does not answer that cleanup or tidying (its REST service
 restarts, the link drops) the rest is remembered and done at the next
 chance: the next stats refresh (Cinder asks every minute) or the volume's
-next retype. A copy is only ever removed while the original is known to
-exist: when the delete of the original may have been applied after all,
-the copy holds the only data and stays.
+next retype, and deleting the volume removes it all. Otherwise a copy is
+only removed while the original is known to exist: when the delete of
+the original may have been applied after all, the copy holds the only
+data and stays.
 """
 
 import functools
@@ -113,9 +114,39 @@ class DedupSwap(object):
         old = self.client.volume_group_by_name(naming.group_name(volume))
         if old is not None and old.id == old_group_id:
             self.client.delete_volume_group(old_group_id)
-        self.client.rename_volume_group(temp_group, naming.group_name(volume))
-        self.client.update_volume(copy, name=naming.volume_name(volume),
-                                  description=specs.owner(volume))
+        try:
+            self.client.rename_volume_group(temp_group,
+                                            naming.group_name(volume))
+            self.client.update_volume(copy, name=naming.volume_name(volume),
+                                      description=specs.owner(volume))
+        except flash_exception.ObjectNotFound:
+            # The volume was deleted since: nothing is left to name.
+            pass
+
+    def forget(self, volume, group_id):
+        """``volume`` was deleted: what its retypes left goes as well.
+
+        ``group_id``: its volume group, which the caller deletes (or keeps
+        when it holds snapshots someone else made).
+        """
+        with self._lock:
+            rest = self._leftovers.pop(volume.name_id, None)
+        if rest is not None:
+            self._attempt(volume, functools.partial(self._remove_all,
+                                                    volume, group_id))
+
+    def _remove_all(self, volume, group_id):
+        """The copy, its group and an old group, by name: the volume is
+        deleted, so none of them holds data anyone keeps.
+        """
+        copy_name, group_name = temp_names(volume)
+        copy = self.client.volume_by_name(copy_name)
+        if copy is not None:
+            self.client.delete_volume(copy.id)
+        for name in (group_name, naming.group_name(volume)):
+            group = self.client.volume_group_by_name(name)
+            if group is not None and group.id != group_id:
+                self.client.delete_volume_group(group.id)
 
     def _remove(self, names, original):
         """Remove a copy and its group by name, if the original exists.

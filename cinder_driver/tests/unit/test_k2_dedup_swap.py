@@ -102,3 +102,27 @@ class DedupSwapTestCase(k2_fakes.AdapterTestCase):
                         calls.index('create_volume_group'))
         self.assertEqual(mock.call(7),
                          self.client.delete_volume_group.call_args_list[0])
+
+    def test_deleting_the_volume_removes_what_a_retype_left(self):
+        self._leave_copy()
+        # The original goes with the volume: its copy is no data to keep.
+        self.client.volume.side_effect = k2_fakes.api_error(404)
+        self.client.volume_group_by_name.side_effect = lambda name: {
+            self.names[1]: k2_fakes.group_record(20),
+            'cvg-%s' % self.vol.name_id: k2_fakes.group_record(7)}[name]
+        self.swap.forget(self.vol, 7)
+        self.client.delete_volume.assert_called_once_with(21)
+        # The volume's own group is the caller's to delete or keep.
+        self.client.delete_volume_group.assert_called_once_with(20)
+        self.swap.retry()
+        self.assertEqual(1, self.client.delete_volume.call_count)
+
+    def test_a_tidy_for_a_volume_deleted_since_is_done(self):
+        self.client.volume_group_by_name.return_value = None
+        self.client.rename_volume_group.side_effect = k2_fakes.api_error(503)
+        self.swap.swap(self.vol, k2_fakes.group_record(7), 9, False)
+        self.client.rename_volume_group.side_effect = k2_fakes.api_error(404)
+        self.swap.retry()
+        self.swap.retry()
+        # Done at the first retry: the second one has nothing to do.
+        self.assertEqual(2, self.client.rename_volume_group.call_count)
