@@ -22,8 +22,8 @@ import setuptools
 NATIVE = setuptools.Extension(
     'reference_array.native._native',
     sources=['reference_array/native/%s.c' % name for name in
-             ('module', 'store', 'settle', 'runs', 'tables', 'blake3',
-              'lock', 'path', 'pdu')],
+             ('module', 'store_type', 'store_methods', 'store', 'settle',
+              'runs', 'tables', 'blake3', 'lock', 'path', 'pdu')],
     depends=['reference_array/native/%s.h' % name for name in
              ('native', 'store', 'tables', 'path')],
     libraries=['zstd', 'sqlite3'],

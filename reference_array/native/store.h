@@ -14,7 +14,8 @@
  *    under the License.
  */
 
-/* The native chunk store (store.c, settle.c, module.c). */
+/* The native chunk store (store.c, settle.c, runs.c) and its Python type
+ * (store_type.c, store_methods.c). */
 #ifndef REFERENCE_ARRAY_NATIVE_STORE_H
 #define REFERENCE_ARRAY_NATIVE_STORE_H
 
@@ -131,5 +132,13 @@ PyObject *store_settle(Store *s, Staged **batch, size_t n, PyObject *info,
                        PyObject *append);
 PyObject *store_unref(Store *s, int64_t *chunks, size_t n,
                       int64_t *logical);
+
+/* store_type.c, store_methods.c: the Python Store type */
+/* Close the store's statements and files and free what it holds. */
+void store_release(Store *s);
+extern PyMethodDef NativeStoreMethods[];
+/* sqlite3.Connection (set at import, module.c): a Store runs on the
+ * engine's own connection. */
+extern PyObject *native_connection_type;
 
 #endif
