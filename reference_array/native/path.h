@@ -14,9 +14,12 @@
  *    under the License.
  */
 
-/* A connection's native data path (path.c, pdu.c). */
+/* A connection's native data path (path.c, path_read.c, path_write.c,
+ * pdu.c). */
 #ifndef REFERENCE_ARRAY_NATIVE_PATH_H
 #define REFERENCE_ARRAY_NATIVE_PATH_H
+
+#include <time.h>
 
 #include "store.h"
 
@@ -69,6 +72,52 @@ typedef struct {
 } DataPath;
 
 extern PyTypeObject NativeDataPathType;
+
+/* What handling a PDU came to: the loop goes on (HANDLED) or stops, at a
+ * PDU the session handles (STOP), with a write whose data it collected
+ * for the session (COLLECTED), or on an error (FAILED). */
+enum { STOP = 0, HANDLED = 1, COLLECTED = 2, FAILED = -1 };
+
+#define OP_DATA_OUT 0x05
+#define OP_SCSI_COMMAND 0x01
+#define OP_SCSI_RESPONSE 0x21
+#define OP_DATA_IN 0x25
+#define OP_R2T 0x31
+#define F_FINAL 0x80
+#define F_READ 0x40
+#define F_WRITE 0x20
+#define F_OVERFLOW 0x04
+#define F_UNDERFLOW 0x02
+#define F_STATUS 0x01
+#define SECTOR 512
+#define NO_TAG 0xffffffffu
+
+static inline int64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* Take the engine's lock and check that what the session resolved still
+ * holds (0), or release it again (-1). */
+static inline int enter(DataPath *p)
+{
+    native_lock_acquire(p->lock);
+    if (p->store->db && p->store->epoch == p->epoch)
+        return 0;
+    native_lock_release(p->lock);
+    return -1;
+}
+
+/* path_read.c: commands answered with Data-In */
+int do_read(DataPath *p, const uint8_t *cmd, PathLun *lun, uint64_t lba,
+            uint32_t blocks);
+int do_lba_status(DataPath *p, const uint8_t *cmd, PathLun *lun);
+/* path_write.c: WRITE, its data solicited as needed */
+int do_write(DataPath *p, PyThreadState **ts, const uint8_t *bhs,
+             PathLun *lun, uint64_t lba, uint32_t blocks, size_t len,
+             size_t dlen);
 
 /* pdu.c: the wire */
 int bytes_reserve(Bytes *b, size_t more);
