@@ -1,0 +1,134 @@
+# Copyright 2026 The cinder-flash Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The stored format: an older database is migrated, and the native and
+Python data paths each read what the other wrote."""
+
+import os
+import random
+import sqlite3
+
+import blake3
+import fixtures
+import testtools
+import zstandard
+
+from reference_array.core import engine
+from reference_array.core import native_engine
+from reference_array.core import store as metadata
+from reference_array import native
+from reference_array.tests import engine_fixture
+
+CHUNK = engine_fixture.CHUNK
+
+
+class MigrationTestCase(testtools.TestCase):
+
+    engine_class = engine.Engine
+
+    def test_chunks_with_data_in_the_row_are_moved(self):
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path, 'a.db')
+        data = os.urandom(CHUNK)
+        packed = zstandard.ZstdCompressor().compress(data)
+        db = sqlite3.connect(path, isolation_level=None)
+        db.executescript("""
+            CREATE TABLE layers (id INTEGER PRIMARY KEY, parent INTEGER,
+                                 refs INTEGER NOT NULL,
+                                 dedup INTEGER NOT NULL);
+            CREATE TABLE maps (layer INTEGER NOT NULL, idx INTEGER NOT NULL,
+                               chunk INTEGER NOT NULL,
+                               PRIMARY KEY (layer, idx)) WITHOUT ROWID;
+            CREATE TABLE chunks (id INTEGER PRIMARY KEY, digest BLOB,
+                                 refs INTEGER NOT NULL, raw INTEGER NOT NULL,
+                                 data BLOB NOT NULL);
+            CREATE INDEX chunks_digest ON chunks(digest)
+                WHERE digest IS NOT NULL;
+            CREATE TABLE totals (name TEXT PRIMARY KEY,
+                                 value INTEGER NOT NULL);
+            INSERT INTO layers VALUES (1, NULL, 1, 1);
+            INSERT INTO maps VALUES (1, 2, 1);
+        """)
+        db.execute('INSERT INTO chunks VALUES (1, ?, 1, ?, ?)',
+                   (b'd' * 32, CHUNK, packed))
+        for name, value in (('physical', len(packed)), ('logical', CHUNK),
+                            ('stored_raw', CHUNK)):
+            db.execute('INSERT INTO totals VALUES (?, ?)', (name, value))
+        db.close()
+        store = metadata.Store(path)
+        self.addCleanup(store.close)
+        eng = self.engine_class(store)
+        self.assertEqual(data, eng.read(1, 2 * CHUNK, CHUNK))
+        self.assertEqual((CHUNK, len(packed)), eng.usage([1]))
+        eng.release(1)
+        self.assertEqual({'physical': 0, 'logical': 0, 'stored_raw': 0},
+                         eng.totals())
+
+
+NativeMigrationTestCase = engine_fixture.on_native(MigrationTestCase)
+
+
+@testtools.skipUnless(native.AVAILABLE, engine_fixture.NO_NATIVE)
+class NativeFormatTestCase(testtools.TestCase):
+    """The native store writes what the Python engine reads, and back."""
+
+    def test_digest_is_blake3(self):
+        for size in (0, 1, 64, 1023, 1024, 1025, 4096, 5000, CHUNK):
+            data = os.urandom(size)
+            self.assertEqual(blake3.blake3(data).digest(),
+                             native._native.blake3(data), size)
+
+    def test_chunks_stored_as_they_are_read_by_either_engine(self):
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path, 'a.db')
+        data = {}
+        for writer in (native_engine.NativeEngine, engine.Engine):
+            store = metadata.Store(path)
+            eng = writer(store)
+            layer = data.setdefault('layer', eng.new_layer())
+            data[writer] = os.urandom(2 * CHUNK)
+            eng.write(layer, len(data) * 2 * CHUNK, data[writer])
+            eng.close()
+            store.close()
+        for reader in (native_engine.NativeEngine, engine.Engine):
+            store = metadata.Store(path)
+            eng = reader(store)
+            self.assertEqual(
+                data[native_engine.NativeEngine] + data[engine.Engine],
+                eng.read(data['layer'], 4 * CHUNK, 4 * CHUNK))
+            self.assertEqual(4 * CHUNK, eng.usage([data['layer']])[1])
+            eng.close()
+            store.close()
+
+    def test_each_engine_reads_what_the_other_wrote(self):
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path, 'a.db')
+        image = {}
+        for writer in (native_engine.NativeEngine, engine.Engine,
+                       native_engine.NativeEngine):
+            store = metadata.Store(path)
+            eng = writer(store)
+            layer = image.setdefault('layer', eng.new_layer())
+            for _n in range(64):
+                offset = random.randrange(256) * 4096
+                data = os.urandom(2048) * 2
+                eng.write(layer, offset, data)
+                image[offset] = data
+            eng.close()
+            store.close()
+            store = metadata.Store(path)
+            other = (engine.Engine if writer is not engine.Engine
+                     else native_engine.NativeEngine)(store)
+            for offset, data in image.items():
+                if offset != 'layer':
+                    self.assertEqual(data, other.read(layer, offset, 4096))
+            other.close()
+            store.close()
