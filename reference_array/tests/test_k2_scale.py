@@ -22,7 +22,6 @@ machine steps they take and the stored rows it decodes, at 10 and at
 1,000 volumes.
 """
 
-import json
 import os
 
 import fixtures
@@ -37,27 +36,13 @@ from reference_array.k2 import models
 from reference_array.k2 import records as records_mod
 from reference_array.k2 import system as system_mod
 from reference_array.k2 import volumes as volumes_mod
+from reference_array.tests import costs
 
 PREFIX = api_mod.PREFIX
 SMALL, LARGE = 10, 1000
-# SQLite calls the progress handler every this many VM steps.
-STEP = 10
 # VM steps per stored object a page may add: counting a kind and
 # skipping to an offset over its index.
 PER_OBJECT_STEPS = 12
-
-
-class Counted(object):
-    """What one call costs the store."""
-
-    def __init__(self, statements, steps, decoded):
-        self.statements = statements
-        self.steps = steps
-        self.decoded = decoded
-
-    def __repr__(self):
-        return '%d statements, ~%d VM steps, %d rows decoded' % (
-            self.statements, self.steps, self.decoded)
 
 
 class InProcessK2(fixtures.Fixture):
@@ -107,28 +92,7 @@ class InProcessK2(fixtures.Fixture):
 
     def counted(self, fn):
         """(what ``fn`` returned, its ``Counted`` cost)."""
-        db = self.store.connection
-        statements, steps = [], [0]
-
-        def step():
-            steps[0] += STEP
-            return 0
-        decode = json.loads
-        decoded = [0]
-
-        def loads(text, *args, **kwargs):
-            decoded[0] += 1
-            return decode(text, *args, **kwargs)
-        db.set_trace_callback(statements.append)
-        db.set_progress_handler(step, STEP)
-        store_mod.json.loads = loads
-        try:
-            result = fn()
-        finally:
-            store_mod.json.loads = decode
-            db.set_progress_handler(None, STEP)
-            db.set_trace_callback(None)
-        return result, Counted(len(statements), steps[0], decoded[0])
+        return costs.counted(self.store, fn)
 
 
 class K2ScaleTestCase(testtools.TestCase):
