@@ -45,6 +45,7 @@ from reference_array.k2 import volumes as k2_volumes
 from reference_array.linstor import api as linstor_api
 from reference_array.linstor import backend as linstor_backend
 from reference_array.linstor import exporter as linstor_exporter
+from reference_array.linstor import models as linstor_models
 from reference_array.linstor import records as linstor_records
 from reference_array import private
 from reference_array.target import iscsi
@@ -123,7 +124,8 @@ class Array(object):
         db_path = os.path.join(self.data_dir, 'array.db')
         private.precreate(db_path)
         self.store = store_mod.Store(
-            db_path, key_functions=k2_models.KEY_FUNCTIONS)
+            db_path, key_functions=dict(k2_models.KEY_FUNCTIONS,
+                                        **linstor_models.KEY_FUNCTIONS))
         self.engine = native_engine.create(self.store)
         self.faults = faults_mod.Injector(seed=args.fault_seed)
         if args.faults:

@@ -23,8 +23,12 @@ the store keeps public fields under their names and private ones under
 database keeps working across the change.
 
 Field types: ``int``, ``str``, ``bool``, ``Ref`` (a reference to another
-object), ``dict`` (private state only), each possibly ``Optional``.
-Values are checked against them when a model is built or stored.
+object), ``dict`` and ``list`` (of JSON values: a K2 object's private
+state, a LINSTOR object's properties and flags), and ``Part`` types: a
+part of an object stored inside its row (a LINSTOR definition's volumes
+and resources), alone, as ``List[P]`` or as ``Dict[str, P]`` (by name).
+Each may be ``Optional``. Values are checked against them when a model
+is built or stored.
 """
 
 import collections
@@ -71,10 +75,12 @@ class Ref(object):
         return cls(obj.KIND, obj.id)
 
 
-# One column of a model's field table. ``type``: int, str, bool, Ref or
-# dict; ``optional``: None allowed; ``wire``: public; ``row``: its name in
-# the stored row.
-Field = collections.namedtuple('Field', 'name type optional wire row')
+# One column of a model's field table. ``type``: int, str, bool, Ref,
+# dict, list or a Part; ``optional``: None allowed; ``wire``: public;
+# ``row``: its name in the stored row; ``shape``: None, or 'list' or
+# 'map' of ``type`` (a Part).
+Field = collections.namedtuple('Field', 'name type optional wire row shape',
+                               defaults=(None,))
 
 
 def private(default=None, factory=None):
@@ -85,29 +91,137 @@ def private(default=None, factory=None):
     return dataclasses.field(default=default, metadata={'wire': False})
 
 
+_SHAPES = {list: 'list', dict: 'map'}
+
+
 def _column(field, hints):
     kind = hints[field.name]
     optional = typing.get_origin(kind) is typing.Union
     if optional:
         kind = next(a for a in typing.get_args(kind) if a is not type(None))
+    shape = _SHAPES.get(typing.get_origin(kind))
+    if shape:
+        kind = typing.get_args(kind)[-1]
     wire = field.metadata.get('wire', True)
     return Field(field.name, kind, optional, wire,
-                 field.name if wire else '_' + field.name)
+                 field.name if wire else '_' + field.name, shape)
+
+
+def _scalar(kind, value):
+    if kind is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, kind)
 
 
 def _valid(column, value):
     if value is None:
         return column.optional
-    if column.type is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    return isinstance(value, column.type)
+    if column.shape == 'list':
+        return isinstance(value, list) and all(
+            _scalar(column.type, v) for v in value)
+    if column.shape == 'map':
+        return isinstance(value, dict) and all(
+            isinstance(k, str) and _scalar(column.type, v)
+            for k, v in value.items())
+    return _scalar(column.type, value)
+
+
+def _is_part(kind):
+    return isinstance(kind, type) and issubclass(kind, Part)
+
+
+def _stored(column, value):
+    """A field's value as its row holds it."""
+    if value is None:
+        return None
+    item = (lambda v: v.to_row()) if _is_part(column.type) else (
+        lambda v: v)
+    if column.shape == 'list':
+        return [item(v) for v in value]
+    if column.shape == 'map':
+        return {k: item(v) for k, v in value.items()}
+    if column.type is Ref:
+        return value.to_wire()
+    if isinstance(value, Part):
+        return value.to_row()
+    if column.type in (dict, list):
+        return type(value)(value)
+    return value
+
+
+def _loaded(column, value):
+    """A field's value from its row."""
+    if value is None:
+        return None
+    part = _is_part(column.type)
+    item = column.type.from_row if part else (lambda v: v)
+    if column.shape == 'list' and isinstance(value, list):
+        return [item(v) for v in value]
+    if column.shape == 'map' and isinstance(value, dict):
+        return {k: item(v) for k, v in value.items()}
+    if column.type is Ref and isinstance(value, dict):
+        return Ref.parse(value.get('ref'))
+    if part and isinstance(value, dict):
+        return column.type.from_row(value)
+    return value
 
 
 _TABLES = {}
 
 
 @dataclasses.dataclass(kw_only=True, slots=True)
-class Model(object):
+class Part(object):
+    """Typed fields stored inside an object's row, not as a row.
+
+    A ``Model`` is a part with an id and a kind of its own.
+    """
+
+    @classmethod
+    def table(cls):
+        """The field table: one ``Field`` per stored field, in order."""
+        found = _TABLES.get(cls)
+        if found is None:
+            hints = typing.get_type_hints(cls)
+            found = _TABLES[cls] = tuple(
+                _column(f, hints) for f in dataclasses.fields(cls))
+        return found
+
+    def __post_init__(self):
+        self.check()
+
+    def check(self):
+        for column in self.table():
+            value = getattr(self, column.name)
+            if not _valid(column, value):
+                raise TypeError('%s.%s must be %s%s%s, not %r' % (
+                    type(self).__name__, column.name,
+                    column.shape + ' of ' if column.shape else '',
+                    column.type.__name__,
+                    ' or None' if column.optional else '', value))
+
+    # -- the stored row ------------------------------------------------------
+    def to_row(self):
+        self.check()
+        return {column.row: _stored(column, getattr(self, column.name))
+                for column in self.table()}
+
+    @classmethod
+    def from_row(cls, row):
+        table = cls.table()
+        if not isinstance(row, dict):
+            raise ValueError('a stored %s is not an object: %r' % (
+                cls.__name__, row))
+        unknown = set(row) - {c.row for c in table}
+        if unknown:
+            raise ValueError('a stored %s has unknown fields: %s' % (
+                getattr(cls, 'KIND', None) or cls.__name__,
+                ', '.join(sorted(unknown))))
+        return cls(**{column.name: _loaded(column, row[column.row])
+                      for column in table if column.row in row})
+
+
+@dataclasses.dataclass(kw_only=True, slots=True)
+class Model(Part):
     """Base of every typed object; subclasses set ``KIND``.
 
     ``DERIVED``: (name, type) of public fields computed when the object
@@ -120,63 +234,11 @@ class Model(object):
     id: int = 0
 
     @classmethod
-    def table(cls):
-        """The field table: one ``Field`` per stored field, in order."""
-        found = _TABLES.get(cls)
-        if found is None:
-            hints = typing.get_type_hints(cls)
-            found = _TABLES[cls] = tuple(
-                _column(f, hints) for f in dataclasses.fields(cls))
-        return found
-
-    @classmethod
     def wire_types(cls):
         """name -> type of every public field, derived ones included."""
         types = {c.name: c.type for c in cls.table() if c.wire}
         types.update(cls.DERIVED)
         return types
-
-    def __post_init__(self):
-        self.check()
-
-    def check(self):
-        for column in self.table():
-            value = getattr(self, column.name)
-            if not _valid(column, value):
-                raise TypeError('%s.%s must be %s%s, not %r' % (
-                    type(self).__name__, column.name,
-                    column.type.__name__,
-                    ' or None' if column.optional else '', value))
-
-    # -- the stored row ------------------------------------------------------
-    def to_row(self):
-        self.check()
-        row = {}
-        for column in self.table():
-            value = getattr(self, column.name)
-            if column.type is Ref and value is not None:
-                value = value.to_wire()
-            elif column.type is dict:
-                value = dict(value)
-            row[column.row] = value
-        return row
-
-    @classmethod
-    def from_row(cls, row):
-        table = cls.table()
-        unknown = set(row) - {c.row for c in table}
-        if unknown:
-            raise ValueError('a stored %s has unknown fields: %s' % (
-                cls.KIND, ', '.join(sorted(unknown))))
-        values = {}
-        for column in table:
-            if column.row not in row:
-                continue
-            value = row[column.row]
-            if column.type is Ref and isinstance(value, dict):
-                value = Ref.parse(value.get('ref'))
-            values[column.name] = value
-        return cls(**values)
 
     def keys(self):
         """(field, value) pairs the store finds this object under: each
@@ -185,7 +247,8 @@ class Model(object):
         found = []
         for column in self.table():
             value = getattr(self, column.name)
-            if not column.wire or value is None or column.type is dict:
+            if not column.wire or value is None or column.shape or \
+                    column.type in (dict, list) or isinstance(value, Part):
                 continue
             if column.type is Ref:
                 found.append((column.name + '.ref', value.path))

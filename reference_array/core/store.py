@@ -57,8 +57,8 @@ CREATE TABLE IF NOT EXISTS object_keys (
 CREATE INDEX IF NOT EXISTS object_keys_of ON object_keys (kind, id);
 """
 # PRAGMA user_version of a database whose object_keys are those its
-# kinds' key functions give (2: typed K2 models).
-KEYED = 2
+# kinds' key functions give (2: typed K2 models; 3: typed LINSTOR models).
+KEYED = 3
 # Longer values (a description, a certificate) are keyed by their digest:
 # lookups stay exact and no key row grows with what a client sends.
 MAX_KEY_TEXT = 256

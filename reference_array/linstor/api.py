@@ -106,13 +106,18 @@ def _flag(query, name):
                for k, v in query)
 
 
-def _page(items, query):
+def _window(query):
+    """(offset, limit) of a list GET; a limit of 0 or less: all."""
     params = dict(query)
     try:
-        offset = int(params.get('offset') or 0)
-        limit = int(params.get('limit') or 0)
+        return (int(params.get('offset') or 0),
+                int(params.get('limit') or 0))
     except ValueError:
         raise wire.invalid('limit and offset must be integers')
+
+
+def _page(items, query):
+    offset, limit = _window(query)
     items = items[offset:]
     return items[:limit] if limit > 0 else items
 
@@ -192,10 +197,8 @@ class LinstorAPI(object):
             ('POST', RG + '/adjust', lambda g, q, b: (200, self._adjust(
                 g[0], b))),
             # resource definitions
-            ('GET', '/v1/resource-definitions', lambda g, q, b: (
-                200, _page(defs.resource_definitions(
-                    _multi(q, 'resource_definitions'),
-                    _flag(q, 'with_volume_definitions')), q))),
+            ('GET', '/v1/resource-definitions',
+             lambda g, q, b: (200, self._definitions(q))),
             ('POST', '/v1/resource-definitions',
              lambda g, q, b: (201, defs.create_rd(b))),
             ('GET', RD, lambda g, q, b: (200, defs.resource_definition(g[0]))),
@@ -292,6 +295,18 @@ class LinstorAPI(object):
         raise outcomes.not_found('vlm', 'Volume %s of %s on %s' % (
             groups[2], groups[0], groups[1]))
 
+    def _definitions(self, query):
+        """``GET /v1/resource-definitions``: only the page is read."""
+        offset, limit = _window(query)
+        names = _multi(query, 'resource_definitions')
+        with_vds = _flag(query, 'with_volume_definitions')
+        if offset < 0:
+            # Counted from the end, as a list is sliced.
+            return _page(self.backend.definitions.resource_definitions(
+                names, with_vds), query)
+        return self.backend.definitions.resource_definitions(
+            names, with_vds, offset, limit if limit > 0 else None)
+
     def _error_reports(self, query, ids=()):
         params = dict(query)
         try:
@@ -338,9 +353,8 @@ class LinstorAPI(object):
 
     def _adjust(self, rg_name, body):
         entries = []
-        for rd in self.backend.definitions.resource_definitions():
-            if rd['resource_group_name'].lower() == rg_name.lower():
-                entries += self.backend.placement.autoplace(rd['name'], body)
+        for name in self.backend.definitions.in_group(rg_name):
+            entries += self.backend.placement.autoplace(name, body)
         return entries
 
     def refusal(self, exc):

@@ -31,65 +31,83 @@ class Definitions(object):
         self.nodes = nodes
         self.store = records.store
 
-    def _layer_data(self, rd):
+    # -- wire forms of ``models.ResourceDefinition`` and its volumes ------
+    @staticmethod
+    def _layer_data(rd):
         out = []
-        for layer in rd['layers']:
+        for layer in rd.layers:
             entry = {'type': layer}
             if layer == 'DRBD':
                 entry['data'] = {
-                    'peer_slots': rd.get('peer_slots', rec.DEFAULT_PEER_SLOTS),
+                    'peer_slots': rd.peer_slots,
                     'al_stripes': 1,
                     'al_stripe_size_kib': 32,
-                    'port': rd['port'],
+                    'port': rd.port,
                     'transport_type': 'IP',
-                    'secret': rd['secret'],
+                    'secret': rd.secret,
                     'down': False
                 }
             out.append(entry)
         return out
 
-    def vd_view(self, rd, vd):
-        layer_data = [{'type': layer} for layer in rd['layers']]
+    @staticmethod
+    def vd_view(rd, vd):
+        layer_data = [{'type': layer} for layer in rd.layers]
         for entry in layer_data:
             if entry['type'] == 'DRBD':
-                entry['data'] = {'minor_number': vd['minor']}
+                entry['data'] = {'minor_number': vd.minor}
         return {
-            'volume_number': vd['volume_number'],
-            'size_kib': vd['size_kib'],
-            'props': dict(vd['props']),
-            'flags': list(vd['flags']),
+            'volume_number': vd.volume_number,
+            'size_kib': vd.size_kib,
+            'props': dict(vd.props),
+            'flags': list(vd.flags),
             'layer_data': layer_data,
-            'uuid': vd['uuid']
+            'uuid': vd.uuid
         }
 
     def rd_view(self, rd, with_vds=False):
         view = {
-            'name': rd['name'],
-            'props': dict(rd['props']),
+            'name': rd.name,
+            'props': dict(rd.props),
             'flags': [],
             'layer_data': self._layer_data(rd),
-            'uuid': rd['uuid'],
-            'resource_group_name': rd['rg']
+            'uuid': rd.uuid,
+            'resource_group_name': rd.rg
         }
-        if rd.get('external_name'):
-            view['external_name'] = rd['external_name']
+        if rd.external_name:
+            view['external_name'] = rd.external_name
         if with_vds:
             view['volume_definitions'] = [
-                self.vd_view(rd, vd) for vd in rd['vds']
+                self.vd_view(rd, vd) for vd in rd.vds
             ]
         return view
 
-    def resource_definitions(self, names=(), with_vds=False):
-        return [
-            self.rd_view(rd, with_vds)
-            for rd in self.records.named(rec.RDS, names)
-        ]
+    def _typed(self, name):
+        return self.records.typed(rec.RDS, self.records.rd(name))
+
+    def resource_definitions(self, names=(), with_vds=False, offset=0,
+                             limit=None):
+        """Views of the definitions named (any case), or a page of all
+        (``offset``, at most ``limit``), by id.
+        """
+        if names:
+            found = self.records.named(rec.RDS, names)[offset:][:limit]
+        else:
+            found = self.records.page(rec.RDS, offset, limit)
+        return [self.rd_view(self.records.typed(rec.RDS, rd), with_vds)
+                for rd in found]
+
+    def in_group(self, rg_name):
+        """Names of the definitions of a resource group (any case)."""
+        rg = self.records.find(rec.RGS, rg_name)
+        return [] if rg is None else [
+            rd['name'] for rd in self.store.find(rec.RDS, 'rg', rg['name'])]
 
     def resource_definition(self, name):
         # LINSTOR 1.33's single-definition GET carries no volume
         # definitions, whatever ``with_volume_definitions`` says; the list
         # GET does when asked.
-        return self.rd_view(self.records.rd(name))
+        return self.rd_view(self._typed(name))
 
     def _generated_name(self, external):
         try:
@@ -331,12 +349,14 @@ class Definitions(object):
         return vd
 
     def volume_definitions(self, name):
-        rd = self.records.rd(name)
-        return [self.vd_view(rd, vd) for vd in rd['vds']]
+        rd = self._typed(name)
+        return [self.vd_view(rd, vd) for vd in rd.vds]
 
     def volume_definition(self, name, number):
         rd = self.records.rd(name)
-        return self.vd_view(rd, self._vd(rd, number))
+        self._vd(rd, number)
+        typed = self.records.typed(rec.RDS, rd)
+        return self.vd_view(typed, typed.volume(number))
 
     def create_vd(self, name, body):
         spec = body.get('volume_definition')

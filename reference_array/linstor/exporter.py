@@ -87,10 +87,11 @@ class LinstorDevice(devices.Device):
 
     def _layer(self):
         rd = self.records.find_definition(self.rd_name)
-        for vd in (rd or {}).get('vds', []):
-            if vd['volume_number'] == self.number:
-                return vd['_layer']
-        raise self.gone()
+        vd = None if rd is None else self.records.typed(
+            records_mod.RDS, rd).volume(self.number)
+        if vd is None:
+            raise self.gone()
+        return vd.layer
 
 
 class LinstorExporter(devices.Exporter):
@@ -122,15 +123,16 @@ class LinstorExporter(devices.Exporter):
             return {}
         luns = {}
         for rd in self.records.definitions_on(node):
-            for vd in rd['vds']:
-                lun = vd['minor'] - records_mod.MINOR_BASE
+            rd = self.records.typed(records_mod.RDS, rd)
+            for vd in rd.vds:
+                lun = vd.minor - records_mod.MINOR_BASE
                 # A minor a client chose may fall outside the LUN range.
                 if not 0 <= lun < MAX_LUNS:
                     continue
                 luns[lun] = LinstorDevice(
                     self.store, self.engine, self.records,
-                    self.system_id, rd['name'], vd['volume_number'],
-                    records_mod.usable_kib(vd), vd['minor'])
+                    self.system_id, rd.name, vd.volume_number,
+                    vd.usable(), vd.minor)
         return luns
 
     def chap_for(self, initiator):

@@ -70,21 +70,23 @@ class Groups(object):
                                        obj='stor_pool')
         return out
 
-    def rg_view(self, rg):
-        view = {
-            'name': rg['name'],
-            'description': rg['description'],
-            'props': dict(rg['props']),
-            'select_filter': dict(rg['select_filter']),
-            'uuid': rg['uuid']
+    @staticmethod
+    def rg_view(rg):
+        """The wire form of a ``models.ResourceGroup``."""
+        return {
+            'name': rg.name,
+            'description': rg.description,
+            'props': dict(rg.props),
+            'select_filter': dict(rg.select_filter),
+            'uuid': rg.uuid
         }
-        return view
 
     def resource_groups(self, names=()):
-        return [self.rg_view(rg) for rg in self.records.named(rec.RGS, names)]
+        return [self.rg_view(rg)
+                for rg in self.records.typed_named(rec.RGS, names)]
 
     def resource_group(self, name):
-        return self.rg_view(self.records.rg(name))
+        return self.rg_view(self.records.typed(rec.RGS, self.records.rg(name)))
 
     @staticmethod
     def _peer_slots(body):
@@ -175,7 +177,8 @@ class Groups(object):
         ]
 
     def volume_groups(self, name):
-        return [dict(vg) for vg in self.records.rg(name)['volume_groups']]
+        rg = self.records.typed(rec.RGS, self.records.rg(name))
+        return [vg.to_row() for vg in rg.volume_groups]
 
     def create_vg(self, name, body):
         with self.store.transaction():

@@ -67,7 +67,7 @@ class Nodes(object):
                         'uuid': str(uuid.uuid4()),
                         'volume_groups': []
                     })
-            if not self.store.all(rec.CTRL):
+            if self.store.get(rec.CTRL, 1) is None:
                 self.store.put(rec.CTRL, 1, {
                     'id': 1,
                     'name': 'controller',
@@ -85,7 +85,7 @@ class Nodes(object):
         thin = rec.PROVIDERS[self.records.node(node_name)['pools'][pool_name]
                              ['provider_kind']][0]
         layers, fat = [], 0
-        for rd in self.store.all(rec.RDS):
+        for rd in self.records.definitions_holding(node_name):
             rsc = rd['resources'].get(node_name)
             if rsc and rsc.get('pool') == pool_name:
                 layers += [vd['_layer'] for vd in rd['vds']]
@@ -117,21 +117,22 @@ class Nodes(object):
                              int(self.pool_kib * rec.THIN_RATIO) - reserved),
                          0)
 
+    # -- wire forms of ``models.Node`` and its storage pools ----------------
     def _pool_view(self, node, name):
-        pool = node['pools'][name]
-        kind = pool['provider_kind']
+        pool = node.pools[name]
+        kind = pool.provider_kind
         thin, snaps, _clone = rec.PROVIDERS[kind]
         view = {
             'storage_pool_name': name,
-            'node_name': node['name'],
+            'node_name': node.name,
             'provider_kind': kind,
-            'props': dict(pool['props']),
+            'props': dict(pool.props),
             'static_traits': {
                 'Provisioning': 'Thin' if thin else 'Fat',
                 'SupportsSnapshots': str(snaps).lower()
             },
-            'free_space_mgr_name': '%s;%s' % (node['name'], name),
-            'uuid': pool['uuid'],
+            'free_space_mgr_name': '%s;%s' % (node.name, name),
+            'uuid': pool.uuid,
             'reports': [],
             'supports_snapshots': snaps,
             'external_locking': False
@@ -139,7 +140,7 @@ class Nodes(object):
         if kind == 'DISKLESS':
             view['free_capacity'] = view['total_capacity'] = rec.INT64_MAX
         else:
-            used, _reserved = self.pool_usage(node['name'], name)
+            used, _reserved = self.pool_usage(node.name, name)
             total, free = self.engine.bounded(self.pool_kib * 1024,
                                               used * 1024)
             view['total_capacity'] = total // 1024
@@ -148,31 +149,25 @@ class Nodes(object):
 
     def storage_pools(self, nodes=(), pools=()):
         out = []
-        for node in self.store.all(rec.NODES):
-            if nodes and node['name'].lower() not in [
-                    n.lower() for n in nodes
-            ]:
-                continue
-            for name in sorted(node['pools']):
+        for node in self.records.typed_named(rec.NODES, nodes):
+            for name in sorted(node.pools):
                 if pools and name.lower() not in [p.lower() for p in pools]:
                     continue
                 out.append(self._pool_view(node, name))
         return out
 
     def pool_definitions(self):
-        names = sorted(
-            {p
-             for n in self.store.all(rec.NODES)
-             for p in n['pools']})
+        names = sorted({p for n in self.records.typed_named(rec.NODES, ())
+                        for p in n.pools})
         return [{'storage_pool_name': n, 'props': {}} for n in names]
 
     def node_view(self, node):
-        kinds = sorted({p['provider_kind'] for p in node['pools'].values()})
+        kinds = sorted({p.provider_kind for p in node.pools.values()})
         return {
-            'name': node['name'],
+            'name': node.name,
             'type': 'Satellite',
-            'flags': list(node['flags']),
-            'props': dict(node['props']),
+            'flags': list(node.flags),
+            'props': dict(node.props),
             'net_interfaces': [{
                 'name': 'default',
                 'address': '127.0.0.1',
@@ -181,7 +176,7 @@ class Nodes(object):
                 'is_active': True
             }],
             'connection_status': 'ONLINE',
-            'uuid': node['uuid'],
+            'uuid': node.uuid,
             'storage_providers': kinds,
             'resource_layers': ['DRBD', 'STORAGE'],
             'unsupported_providers': {},
@@ -190,11 +185,13 @@ class Nodes(object):
 
     def nodes(self, names=()):
         return [
-            self.node_view(n) for n in self.records.named(rec.NODES, names)
+            self.node_view(n)
+            for n in self.records.typed_named(rec.NODES, names)
         ]
 
     def node(self, name):
-        return self.node_view(self.records.node(name))
+        return self.node_view(self.records.typed(rec.NODES,
+                                                 self.records.node(name)))
 
     def node_flag(self, name, action):
         with self.store.transaction():
@@ -286,12 +283,3 @@ class Nodes(object):
             raise outcomes.refused(
                 'no_space', 'Not enough free space in %s for %d KiB' % (
                     ', '.join(short), need), obj='rsc', op='create')
-
-    def usage(self):
-        """(logical, physical) bytes of every LINSTOR volume."""
-        layers = []
-        for rd in self.store.all(rec.RDS):
-            layers += [vd['_layer'] for vd in rd['vds']]
-            for snap in rd['snapshots'].values():
-                layers += [v['_layer'] for v in snap['vds']]
-        return self.engine.usage(layers)

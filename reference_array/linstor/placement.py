@@ -46,27 +46,25 @@ class Placement(object):
         regex = flt.get('not_place_with_rsc_regex')
         size = sum(vd['size_kib'] for vd in rd['vds'])
         out = []
-        for node in self.store.all(rec.NODES):
-            name = node['name']
+        for node in self.records.nodes():
+            name = node.name
             if name in rd['resources'] or set(
-                    node['flags']) & {'EVACUATE', 'EVICTED'} or str(
-                        node['props'].get('AutoplaceTarget',
-                                          'true')).lower() == 'false':
+                    node.flags) & {'EVACUATE', 'EVICTED'} or str(
+                        node.props.get('AutoplaceTarget',
+                                       'true')).lower() == 'false':
                 continue
             if nodes and name.lower() not in nodes:
                 continue
-            others = [r['name'] for r in self.records.definitions_on(name)]
-            if any(o.lower() in avoid for o in others) or (regex and any(
-                    re.match(regex, o) for o in others)):
+            if (avoid or regex) and self._avoided(name, avoid, regex):
                 continue
             best = None
-            for pool_name, pool in sorted(node['pools'].items()):
-                kind = pool['provider_kind']
+            for pool_name, pool in sorted(node.pools.items()):
+                kind = pool.provider_kind
                 if kind == 'DISKLESS' or (pools and pool_name not in pools) \
                         or (providers and kind not in providers):
                     continue
                 if not pools and pool_name != rec.DEFAULT_POOL and \
-                        rec.DEFAULT_POOL in node['pools']:
+                        rec.DEFAULT_POOL in node.pools:
                     continue
                 free, largest = self.nodes.room(name, pool_name)
                 if largest < size:
@@ -74,9 +72,18 @@ class Placement(object):
                 if best is None or free > best[1]:
                     best = (pool_name, free, largest)
             if best:
-                out.append((name, best[0], best[1], node['props'], best[2]))
+                out.append((name, best[0], best[1], node.props, best[2]))
         out.sort(key=lambda c: (-c[2], c[0]))
         return out
+
+    def _avoided(self, node_name, avoid, regex):
+        """Whether a definition on the node is one the filter avoids
+        (by name, any case, or by ``regex``); names only are read.
+        """
+        others = self.store.pluck(rec.RDS, 'resources.key', node_name,
+                                  '$.name')
+        return any(o.lower() in avoid for o in others) or bool(
+            regex and any(re.match(regex, o) for o in others))
 
     def _pick(self, rd, flt, count):
         chosen = []
@@ -151,9 +158,9 @@ class Placement(object):
                 self.add_resource(rd, name, pool, False)
                 entries.append(outcomes.resource_created(rd['name'], name))
         if flt.get('diskless_on_remaining') and 'DRBD' in rd['layers']:
-            for node in self.store.all(rec.NODES):
-                if node['name'] not in rd['resources']:
-                    self.add_resource(rd, node['name'], None, True)
+            for node in self.records.nodes():
+                if node.name not in rd['resources']:
+                    self.add_resource(rd, node.name, None, True)
         self.nodes.check_space(rd, None)
         return entries
 
@@ -260,9 +267,9 @@ class Placement(object):
             raise outcomes.refused('place_count', 'Replica count is '
                                    'required for this operation')
         names = flt.get('storage_pool_list') or sorted({
-            name for node in self.store.all(rec.NODES)
-            for name, pool in node['pools'].items()
-            if pool['provider_kind'] != 'DISKLESS'})
+            name for node in self.records.nodes()
+            for name, pool in node.pools.items()
+            if pool.provider_kind != 'DISKLESS'})
         probe = {'name': '', 'resources': {}, 'vds': [], 'layers': []}
         out = []
         for name in sorted(names):

@@ -12,18 +12,25 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""LINSTOR objects as rows of the store, found by name (any case).
+"""LINSTOR objects as rows of the store, found by key: by name (any
+case), a definition by node or by resource group.
 
 Resource definitions keep their volume definitions, resources (one per
 node) and snapshots in one stored object, so every call changes one
 record inside one transaction, and a refused call leaves nothing behind.
+Every row is checked against its model (``models``) when it is stored,
+and keyed by it.
 """
 
 import time
 
+from reference_array.core import query
+from reference_array.linstor import models
 from reference_array.linstor import outcomes
 
-NODES, RGS, RDS, CTRL = 'ls_nodes', 'ls_rgs', 'ls_rds', 'ls_ctrl'
+NODES, RGS, RDS, CTRL = (models.Node.KIND, models.ResourceGroup.KIND,
+                         models.ResourceDefinition.KIND,
+                         models.Controller.KIND)
 DEFAULT_RG = 'DfltRscGrp'
 DEFAULT_POOL = 'DfltStorPool'
 DISKLESS_POOL = 'DfltDisklessStorPool'
@@ -37,7 +44,7 @@ VOLUME_NR_MAX = 65534
 MINOR_NR_MAX = 2**20 - 1
 PORT_MIN, PORT_MAX = 1, 65535
 DRBD_MAX_PEERS = 31
-DEFAULT_PEER_SLOTS = 7
+DEFAULT_PEER_SLOTS = models.DEFAULT_PEER_SLOTS
 # A satellite cannot make a volume whose size in bytes overflows a signed
 # 64-bit integer (truncate, lvresize and the kernel all refuse it).
 SATELLITE_MAX_KIB = INT64_MAX // 1024
@@ -78,11 +85,6 @@ def default_nodes(hostname):
     return nodes
 
 
-def usable_kib(vd):
-    """What a volume's replicas hold: its size, unless a resize failed."""
-    return vd.get('usable_kib', vd['size_kib'])
-
-
 def now_ms():
     return int(time.time() * 1000)
 
@@ -101,12 +103,49 @@ class Records(object):
         return self.find(RDS, name)
 
     def definitions_on(self, node):
+        """Definitions with a resource on ``node`` (its exact name)."""
         return self.store.find(RDS, 'resources.key', node)
 
+    def definitions_holding(self, node):
+        """Definitions with a resource or a snapshot on ``node``."""
+        found = {rd['id']: rd for field in ('resources.key', 'snapshot_nodes')
+                 for rd in self.store.find(RDS, field, node)}
+        return [found[key] for key in sorted(found)]
+
+    def definitions_in(self, field, nodes):
+        """Definitions whose ``field`` key (``resources.key``,
+        ``snapshot_nodes``) is one of the nodes named (any case), by id.
+        """
+        names = [node['name'] for node in self.named(NODES, nodes)]
+        return self.store.find_in(RDS, field, names)
+
+    def page(self, kind, offset, limit):
+        """Objects of ``kind`` by id, from ``offset``, at most ``limit``
+        (None: all); only the page is read.
+        """
+        _total, found = self.store.select(kind, query.query(
+            limit=limit, offset=offset))
+        return found
+
+    @staticmethod
+    def typed(kind, obj):
+        """The model of a stored object of ``kind``."""
+        return models.BY_KIND[kind].from_row(obj)
+
+    def nodes(self):
+        """Every node, as models: what placement chooses among."""
+        return self.typed_named(NODES, ())
+
+    def typed_named(self, kind, names):
+        """``named``, as models."""
+        return [self.typed(kind, obj) for obj in self.named(kind, names)]
+
     def put(self, kind, obj):
+        """Store ``obj``, refused unless its model reads it."""
         if 'id' not in obj:
             obj['id'] = self.store.next_id(kind)
-        self.store.put(kind, obj['id'], obj)
+        self.store.put(kind, obj['id'], obj,
+                       keys=models.keys_of(self.typed(kind, obj)))
         return obj
 
     _KINDS = {

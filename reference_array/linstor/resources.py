@@ -31,131 +31,136 @@ class Resources(object):
         self.store = records.store
 
     def _device_path(self, rd, vd, rsc_node):
-        if 'DRBD' in rd['layers']:
-            return '/dev/drbd%d' % vd['minor']
-        pool = rd['resources'][rsc_node]['pool'] or rec.DEFAULT_POOL
-        return '/dev/vg-%s/%s_%05d' % (pool.lower(), rd['name'],
-                                       vd['volume_number'])
+        if 'DRBD' in rd.layers:
+            return '/dev/drbd%d' % vd.minor
+        pool = rd.resources[rsc_node].pool or rec.DEFAULT_POOL
+        return '/dev/vg-%s/%s_%05d' % (pool.lower(), rd.name,
+                                       vd.volume_number)
 
+    # -- wire forms of a ``models.ResourceDefinition``'s resources ----------
     def resource_view(self, rd, node_name, with_volumes=True):
-        rsc = rd['resources'][node_name]
-        flags = list(rec.DISKLESS_FLAGS) if rsc['diskless'] else []
-        drbd = 'DRBD' in rd['layers']
-        layer = {'type': rd['layers'][0], 'children': []}
+        rsc = rd.resources[node_name]
+        flags = list(rec.DISKLESS_FLAGS) if rsc.diskless else []
+        drbd = 'DRBD' in rd.layers
+        layer = {'type': rd.layers[0], 'children': []}
         if drbd:
             layer['drbd'] = {
-                'node_id': rsc['node_id'],
-                'peer_slots': rd.get('peer_slots', rec.DEFAULT_PEER_SLOTS),
+                'node_id': rsc.node_id,
+                'peer_slots': rd.peer_slots,
                 'al_stripes': 1,
                 'al_size': 32,
                 'flags': [],
                 'drbd_volumes': [{
-                    'device_path': '/dev/drbd%d' % vd['minor'],
-                    'allocated_size_kib': rec.usable_kib(vd),
-                    'usable_size_kib': rec.usable_kib(vd),
-                    'disk_state': 'Diskless' if rsc['diskless'] else 'UpToDate'
-                } for vd in rd['vds']],
+                    'device_path': '/dev/drbd%d' % vd.minor,
+                    'allocated_size_kib': vd.usable(),
+                    'usable_size_kib': vd.usable(),
+                    'disk_state': 'Diskless' if rsc.diskless else 'UpToDate'
+                } for vd in rd.vds],
                 'promotion_score': 0,
                 'may_promote': False
             }
         view = {
-            'name': rd['name'],
+            'name': rd.name,
             'node_name': node_name,
-            'props': dict(rsc['props']),
+            'props': dict(rsc.props),
             'flags': flags,
             'layer_object': layer,
             'state': {
                 'in_use': False
             },
-            'uuid': rsc['uuid'],
-            'create_timestamp': rsc['created']
+            'uuid': rsc.uuid,
+            'create_timestamp': rsc.created
         }
         if not with_volumes:
             return view
         volumes = []
-        pool = rsc['pool']
-        kind = 'DISKLESS' if rsc['diskless'] else self.records.node(
+        pool = rsc.pool
+        kind = 'DISKLESS' if rsc.diskless else self.records.node(
             node_name)['pools'][pool]['provider_kind']
-        for vd in rd['vds']:
-            if rsc['diskless']:
+        for vd in rd.vds:
+            if rsc.diskless:
                 allocated = 0
             elif rec.PROVIDERS[kind][0]:
-                allocated = -(-self.engine.layer_written(vd['_layer']) // 1024)
+                allocated = -(-self.engine.layer_written(vd.layer) // 1024)
             else:
-                allocated = rec.usable_kib(vd)
+                allocated = vd.usable()
             path = self._device_path(rd, vd, node_name)
             volume = {
-                'volume_number': vd['volume_number'],
+                'volume_number': vd.volume_number,
                 'storage_pool_name': pool or rec.DISKLESS_POOL,
                 'provider_kind': kind,
                 'device_path': path,
                 'allocated_size_kib': allocated,
                 'props': {
                     'Satellite/Device/Symlinks/0': '/dev/drbd/by-res/%s/%d' %
-                    (rd['name'], vd['volume_number']) if drbd else path
+                    (rd.name, vd.volume_number) if drbd else path
                 },
-                'flags': [f for f in vd['flags'] if f == 'RESIZE'],
+                'flags': [f for f in vd.flags if f == 'RESIZE'],
                 'state': {
-                    'disk_state': 'Diskless' if rsc['diskless'] else 'UpToDate'
+                    'disk_state': 'Diskless' if rsc.diskless else 'UpToDate'
                 },
                 'layer_data_list': self._volume_layers(rd, vd, rsc, path,
                                                        allocated),
                 'uuid': str(
                     uuid.uuid5(
                         uuid.NAMESPACE_OID, '%s/%s/%d' %
-                        (rsc['uuid'], node_name, vd['volume_number']))),
+                        (rsc.uuid, node_name, vd.volume_number))),
                 'reports': []
             }
             if drbd:
                 # LINSTOR 1.33 reports a volume's usable size from its DRBD
                 # layer only: a storage-only volume has none here.
-                volume['usable_size_kib'] = rec.usable_kib(vd)
+                volume['usable_size_kib'] = vd.usable()
             volumes.append(volume)
         view['volumes'] = volumes
         return view
 
     @staticmethod
     def _volume_layers(rd, vd, rsc, path, allocated):
-        state = 'Diskless' if rsc['diskless'] else 'UpToDate'
+        state = 'Diskless' if rsc.diskless else 'UpToDate'
         out = []
-        for layer in rd['layers']:
+        for layer in rd.layers:
             data = {
                 'device_path': path,
                 'allocated_size_kib': allocated,
-                'usable_size_kib': rec.usable_kib(vd),
+                'usable_size_kib': vd.usable(),
                 'disk_state': state
             }
             if layer == 'DRBD':
                 data.update(
                     drbd_volume_definition={
                         'resource_name_suffix': '',
-                        'volume_number': vd['volume_number'],
-                        'minor_number': vd['minor']
-                    }, device_path='/dev/drbd%d' % vd['minor'],
+                        'volume_number': vd.volume_number,
+                        'minor_number': vd.minor
+                    }, device_path='/dev/drbd%d' % vd.minor,
                     meta_disk='internal')
-                if not rsc['diskless']:
+                if not rsc.diskless:
                     data['backing_device'] = '/dev/vg-%s/%s_%05d' % (
-                        (rsc['pool']
-                         or '').lower(), rd['name'], vd['volume_number'])
-            elif layer == 'STORAGE' and 'DRBD' in rd['layers']:
+                        (rsc.pool
+                         or '').lower(), rd.name, vd.volume_number)
+            elif layer == 'STORAGE' and 'DRBD' in rd.layers:
                 data['device_path'] = '/dev/vg-%s/%s_%05d' % (
-                    (rsc['pool']
-                     or 'diskless').lower(), rd['name'], vd['volume_number'])
+                    (rsc.pool
+                     or 'diskless').lower(), rd.name, vd.volume_number)
             out.append({'type': layer, 'data': data})
         return out
 
     def resources_view(self, nodes=(), rds=(), pools=()):
+        if rds:
+            found = self.records.named(rec.RDS, rds)
+        elif nodes:
+            found = self.records.definitions_in('resources.key', nodes)
+        else:
+            found = self.records.named(rec.RDS, ())
         nodes = [n.lower() for n in nodes]
-        rds = [r.lower() for r in rds]
         out = []
-        for rd in self.store.all(rec.RDS):
-            if rds and rd['name'].lower() not in rds:
-                continue
-            for node_name in sorted(rd['resources']):
-                rsc = rd['resources'][node_name]
+        for rd in found:
+            rd = self.records.typed(rec.RDS, rd)
+            for node_name in sorted(rd.resources):
+                rsc = rd.resources[node_name]
                 if nodes and node_name.lower() not in nodes:
                     continue
-                if pools and (rsc['pool'] or rec.DISKLESS_POOL) not in pools:
+                if pools and (rsc.pool or rec.DISKLESS_POOL) not in pools:
                     continue
                 out.append(self.resource_view(rd, node_name))
         return out
@@ -166,7 +171,7 @@ class Resources(object):
         if node not in rd['resources']:
             raise outcomes.not_found(
                 'rsc', "Resource '%s' on node '%s'" % (rd_name, node_name))
-        return self.resource_view(rd, node)
+        return self.resource_view(self.records.typed(rec.RDS, rd), node)
 
     def _default_pool(self, rd):
         pool = rd['props'].get('StorPoolName')

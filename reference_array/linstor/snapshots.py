@@ -31,38 +31,44 @@ class Snapshots(object):
         self.placement = placement
         self.store = records.store
 
-    def snapshot_view(self, rd, snap):
+    @staticmethod
+    def snapshot_view(rd, snap):
+        """The wire form of a ``models.Snapshot`` of ``rd``."""
         return {
-            'name': snap['name'],
-            'resource_name': rd['name'],
-            'nodes': list(snap['nodes']),
-            'props': dict(snap['props']),
+            'name': snap.name,
+            'resource_name': rd.name,
+            'nodes': list(snap.nodes),
+            'props': dict(snap.props),
             'flags': ['SUCCESSFUL'],
             'volume_definitions': [{
-                'volume_number': v['volume_number'],
-                'size_kib': v['size_kib']
-            } for v in snap['vds']],
-            'uuid': snap['uuid'],
+                'volume_number': v.volume_number,
+                'size_kib': v.size_kib
+            } for v in snap.vds],
+            'uuid': snap.uuid,
             'snapshots': [{
-                'snapshot_name': snap['name'],
+                'snapshot_name': snap.name,
                 'node_name': n,
-                'create_timestamp': snap['created'],
+                'create_timestamp': snap.created,
                 'flags': ['SUCCESSFUL'],
-                'uuid': str(uuid.uuid5(uuid.NAMESPACE_OID, snap['uuid'] + n))
-            } for n in snap['nodes']]
+                'uuid': str(uuid.uuid5(uuid.NAMESPACE_OID, snap.uuid + n))
+            } for n in snap.nodes]
         }
 
     def snapshots(self, rds=(), nodes=()):
-        rds = [r.lower() for r in rds]
+        if rds:
+            found = self.records.named(rec.RDS, rds)
+        elif nodes:
+            found = self.records.definitions_in('snapshot_nodes', nodes)
+        else:
+            found = self.records.named(rec.RDS, ())
         nodes = [n.lower() for n in nodes]
         out = []
-        for rd in self.store.all(rec.RDS):
-            if rds and rd['name'].lower() not in rds:
-                continue
-            for snap in sorted(rd['snapshots'].values(),
-                               key=lambda s: s['created']):
+        for rd in found:
+            rd = self.records.typed(rec.RDS, rd)
+            for snap in sorted(rd.snapshots.values(),
+                               key=lambda s: s.created):
                 if nodes and not any(n.lower() in nodes
-                                     for n in snap['nodes']):
+                                     for n in snap.nodes):
                     continue
                 out.append(self.snapshot_view(rd, snap))
         return out
@@ -81,7 +87,9 @@ class Snapshots(object):
 
     def snapshot(self, rd_name, snap_name):
         rd = self.records.rd(rd_name)
-        return self.snapshot_view(rd, self._snap(rd, snap_name))
+        name = self._snap(rd, snap_name)['name']
+        typed = self.records.typed(rec.RDS, rd)
+        return self.snapshot_view(typed, typed.snapshots[name])
 
     def _take_snapshot(self, rd, name, nodes):
         fields.check_name(name, 'snapshot', 'snapshot')

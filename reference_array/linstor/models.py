@@ -1,0 +1,205 @@
+# Copyright 2026 The cinder-flash Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The LINSTOR objects, typed: one model per stored kind, one part per
+object kept inside another's row.
+
+A resource definition's row holds its volume definitions, its resources
+(one per node) and its snapshots, so that every call changes one row in
+one transaction and a refused call leaves nothing behind; a node's row
+holds its storage pools, a resource group's its volume groups. Rows keep
+the layout they had as plain objects (an engine layer as ``_layer``), so
+a database keeps working across the change.
+
+The store finds each kind under the keys its model gives
+(``KEY_FUNCTIONS``): any object by its name in any case
+(``name.folded``); a definition by its resource group (``rg``), by the
+nodes of its resources (``resources.key``), by the nodes holding its
+snapshots (``snapshot_nodes``) and by the DRBD minors it uses
+(``minors.key``).
+"""
+
+import dataclasses
+import typing
+
+from reference_array.core import model
+
+Dict = typing.Dict
+List = typing.List
+Optional = typing.Optional
+private = model.private
+ls = dataclasses.dataclass(kw_only=True, slots=True)
+# DRBD peer slots of a definition that names none.
+DEFAULT_PEER_SLOTS = 7
+
+
+def _empty(kind):
+    return dataclasses.field(default_factory=kind)
+
+
+# -- nodes -------------------------------------------------------------------
+# Fields are in the order rows have always been written in, the order of
+# the wire forms built from them.
+@ls
+class StoragePool(model.Part):
+    provider_kind: str
+    uuid: str
+    props: dict = _empty(dict)
+
+
+@ls
+class Node(model.Model):
+    KIND = 'ls_nodes'
+    name: str
+    flags: List[str] = _empty(list)
+    props: dict = _empty(dict)
+    uuid: str
+    pools: Dict[str, StoragePool] = _empty(dict)
+
+    def keys(self):
+        return model.Model.keys(self) + [('pools.key', p) for p in self.pools]
+
+
+@ls
+class Controller(model.Model):
+    KIND = 'ls_ctrl'
+    name: str = 'controller'
+    props: dict = _empty(dict)
+
+
+# -- resource groups ---------------------------------------------------------
+@ls
+class VolumeGroup(model.Part):
+    volume_number: int
+    props: dict = _empty(dict)
+    flags: List[str] = _empty(list)
+    uuid: str
+
+
+@ls
+class ResourceGroup(model.Model):
+    KIND = 'ls_rgs'
+    name: str
+    description: str = ''
+    props: dict = _empty(dict)
+    peer_slots: Optional[int] = None
+    # The group's autoplace filter, as the wire's select_filter.
+    select_filter: dict = _empty(dict)
+    uuid: str
+    volume_groups: List[VolumeGroup] = _empty(list)
+
+
+# -- resource definitions ----------------------------------------------------
+@ls
+class VolumeDefinition(model.Part):
+    volume_number: int
+    size_kib: int
+    props: dict = _empty(dict)
+    flags: List[str] = _empty(list)
+    uuid: str
+    minor: int
+    # The engine layer holding the volume's data.
+    layer: int = private(0)
+    # What the replicas hold while a resize the satellites could not
+    # make is pending (None: ``size_kib``).
+    usable_kib: Optional[int] = None
+
+    def usable(self):
+        return self.size_kib if self.usable_kib is None else self.usable_kib
+
+
+@ls
+class Resource(model.Part):
+    """A definition's replica on one node (the node names it)."""
+    diskless: bool
+    # None: a diskless replica on a node without a diskless pool.
+    pool: Optional[str]
+    props: dict = _empty(dict)
+    uuid: str
+    node_id: int
+    # ms since the epoch.
+    created: int
+
+
+@ls
+class SnapshotVolume(model.Part):
+    volume_number: int
+    size_kib: int
+    # The frozen image of the volume, never written.
+    layer: int = private(0)
+
+
+@ls
+class Snapshot(model.Part):
+    name: str
+    nodes: List[str] = _empty(list)
+    props: dict = _empty(dict)
+    # node -> the storage pool its image is in.
+    pools: dict = _empty(dict)
+    uuid: str
+    # ms since the epoch.
+    created: int
+    vds: List[SnapshotVolume] = _empty(list)
+    # The definition's properties when the snapshot was taken.
+    rd_props: dict = _empty(dict)
+
+
+@ls
+class ResourceDefinition(model.Model):
+    KIND = 'ls_rds'
+    name: str
+    # The resource group's name.
+    rg: str
+    props: dict = _empty(dict)
+    layers: List[str] = _empty(list)
+    uuid: str
+    port: int
+    secret: str
+    peer_slots: int = DEFAULT_PEER_SLOTS
+    vds: List[VolumeDefinition] = _empty(list)
+    # DRBD minor (text) -> volume number, so the store finds a minor in
+    # use by key.
+    minors: dict = _empty(dict)
+    # node name -> the replica there.
+    resources: Dict[str, Resource] = _empty(dict)
+    snapshots: Dict[str, Snapshot] = _empty(dict)
+    # clone name -> its status.
+    clones: dict = _empty(dict)
+    external_name: Optional[str] = None
+
+    def keys(self):
+        found = model.Model.keys(self)
+        found.extend(('resources.key', n) for n in self.resources)
+        found.extend(('minors.key', m) for m in self.minors)
+        found.extend(('snapshot_nodes', n)
+                     for s in self.snapshots.values() for n in s.nodes)
+        return found
+
+    def volume(self, number):
+        """The volume definition numbered ``number``, or None."""
+        return next((vd for vd in self.vds if vd.volume_number == number),
+                    None)
+
+
+def keys_of(obj):
+    """The keys of a stored object: its model's, and its name in any
+    case.
+    """
+    return set(obj.keys()) | {('name.folded', obj.name.lower())}
+
+
+STORED = (Node, Controller, ResourceGroup, ResourceDefinition)
+BY_KIND = {m.KIND: m for m in STORED}
+KEY_FUNCTIONS = {m.KIND: (lambda m: lambda row: keys_of(m.from_row(row)))(m)
+                 for m in STORED}

@@ -1,0 +1,184 @@
+# Copyright 2026 The cinder-flash Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The LINSTOR REST calls a driver makes stay the same amount of work
+however many resource definitions the controller holds.
+
+The LINSTOR dialect is assembled in this process over a store on disk.
+Definitions fill the satellites (one volume, two diskful replicas, as
+the driver places them); a node of its own, ``probe-node``, holds the
+same two definitions at every size. Each call is counted, not timed: the
+SQL statements it runs, the SQLite virtual machine steps they take and
+the stored rows it decodes, at 10 and at 1,000 definitions.
+"""
+
+import os
+
+import fixtures
+import testtools
+
+from reference_array.core import engine as engine_mod
+from reference_array.core import store as store_mod
+from reference_array.linstor import api as api_mod
+from reference_array.linstor import backend as backend_mod
+from reference_array.linstor import models
+from reference_array.linstor import records as records_mod
+from reference_array.tests import costs
+
+SMALL, LARGE = 10, 1000
+PROBE = 'probe-node'
+# VM steps per stored definition a page may add: counting the kind and
+# skipping to an offset over its index.
+PER_OBJECT_STEPS = 12
+
+
+class InProcessLinstor(fixtures.Fixture):
+    """The LINSTOR dialect over a store in a temporary directory."""
+
+    def _setUp(self):
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                            'array.db')
+        self.store = store_mod.Store(path,
+                                     key_functions=models.KEY_FUNCTIONS)
+        self.addCleanup(self.store.close)
+        self.engine = engine_mod.Engine(self.store)
+        self.addCleanup(self.engine.close)
+        nodes = records_mod.default_nodes('client-1')
+        nodes.append({'name': PROBE, 'pools': {
+            records_mod.DEFAULT_POOL: 'LVM_THIN',
+            records_mod.DISKLESS_POOL: 'DISKLESS'}, 'props': {}})
+        self.backend = backend_mod.LinstorBackend(
+            self.store, self.engine, nodes, 1 << 40)
+        self.api = api_mod.LinstorAPI(self.backend)
+        self.count = 0
+        for name in ('probe-a', 'probe-b'):
+            self.add(name, (PROBE, 'sat-1'))
+
+    def call(self, method, path, query=(), body=None):
+        status, payload = self.api.route(method, path, list(query), body)
+        if status >= 300:
+            raise AssertionError('%s %s: %s %s' % (method, path, status,
+                                                   payload))
+        return payload
+
+    def add(self, name, nodes=('sat-1', 'sat-2')):
+        """A definition, its volume and its replicas, as the driver
+        creates them.
+        """
+        self.call('POST', '/v1/resource-definitions', body={
+            'resource_definition': {'name': name}})
+        self.call('POST', '/v1/resource-definitions/%s/volume-definitions'
+                  % name, body={'volume_definition': {'size_kib': 1024}})
+        self.call('POST', '/v1/resource-definitions/%s/resources' % name,
+                  body=[{'resource': {'node_name': n}} for n in nodes])
+
+    def fill(self, target):
+        with self.store.transaction():
+            while self.count < target:
+                self.add('fill-%06d' % self.count)
+                self.count += 1
+
+    def counted(self, fn):
+        return costs.counted(self.store, fn)
+
+
+class LinstorScaleTestCase(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.ls = self.useFixture(InProcessLinstor())
+
+    def _costs(self, calls):
+        """name -> (cost at SMALL, cost at LARGE) of each call."""
+        found = {}
+        for size in (SMALL, LARGE):
+            self.ls.fill(size)
+            for name, fn in calls.items():
+                _result, cost = self.ls.counted(lambda: fn('%d' % size))
+                found.setdefault(name, []).append(cost)
+        return found
+
+    def _lookups(self):
+        ls = self.ls
+        rd = '/v1/resource-definitions/probe-a'
+
+        def definition(tag):
+            found = ls.call('GET', rd)
+            self.assertEqual('probe-a', found['name'])
+
+        def definition_listed(tag):
+            found = ls.call('GET', '/v1/resource-definitions', [
+                ('resource_definitions', 'PROBE-A'),
+                ('with_volume_definitions', 'true')])
+            self.assertEqual(['probe-a'], [d['name'] for d in found])
+            self.assertEqual(1, len(found[0]['volume_definitions']))
+
+        def node_resources(tag):
+            found = ls.call('GET', '/v1/view/resources', [('nodes', PROBE)])
+            self.assertEqual(['probe-a', 'probe-b'],
+                             [r['name'] for r in found])
+
+        def definition_resources(tag):
+            found = ls.call('GET', rd + '/resources')
+            self.assertEqual([PROBE, 'sat-1'],
+                             sorted(r['node_name'] for r in found))
+
+        def definition_snapshots(tag):
+            self.assertEqual([], ls.call('GET', rd + '/snapshots'))
+
+        def node_pools(tag):
+            found = ls.call('GET', '/v1/nodes/%s/storage-pools' % PROBE)
+            self.assertEqual(2, len(found))
+
+        def create(tag):
+            ls.add('new-' + tag)
+
+        return {'one definition': definition,
+                'one definition, listed': definition_listed,
+                "one node's resources": node_resources,
+                "one definition's resources": definition_resources,
+                "one definition's snapshots": definition_snapshots,
+                "one node's storage pools": node_pools,
+                'create a definition and its replicas': create}
+
+    def test_lookups_and_creates_do_the_same_work_at_any_size(self):
+        grown = []
+        for name, (small, large) in self._costs(self._lookups()).items():
+            # B-tree descents grow with the log of the size; a scan would
+            # grow a hundredfold.
+            if (small.statements, small.decoded) != (
+                    large.statements, large.decoded) or \
+                    large.steps >= small.steps * 1.5 + 50:
+                grown.append('%s: %r at %d definitions, %r at %d' % (
+                    name, small, SMALL, large, LARGE))
+        self.assertEqual([], grown)
+
+    def test_a_page_decodes_only_its_definitions(self):
+        found = []
+        for size in (SMALL * 20, LARGE):
+            self.ls.fill(size)
+            page, cost = self.ls.counted(lambda: self.ls.call(
+                'GET', '/v1/resource-definitions', [
+                    ('limit', '100'), ('offset', str(size // 2))]))
+            self.assertEqual(['fill-%06d' % n for n in range(
+                size // 2 - 2, size // 2 + 98)], [d['name'] for d in page])
+            found.append(cost)
+        small, large = found
+        detail = '%r at %d definitions, %r at %d' % (small, SMALL * 20,
+                                                     large, LARGE)
+        self.assertEqual(small.statements, large.statements, detail)
+        self.assertEqual(small.decoded, large.decoded, detail)
+        self.assertLessEqual(large.decoded, 100, detail)
+        self.assertLess(large.steps - small.steps,
+                        (LARGE - SMALL * 20) * PER_OBJECT_STEPS, detail)
