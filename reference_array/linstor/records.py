@@ -119,6 +119,17 @@ class Records(object):
         names = [node['name'] for node in self.named(NODES, nodes)]
         return self.store.find_in(RDS, field, names)
 
+    def definitions_for(self, names, nodes, field):
+        """Definitions named (any case), else those whose ``field`` key
+        is one of ``nodes``, else all, by id: what a listing filtered by
+        definition or node reads.
+        """
+        if names:
+            return self.named(RDS, names)
+        if nodes:
+            return self.definitions_in(field, nodes)
+        return self.named(RDS, ())
+
     def page(self, kind, offset, limit):
         """Objects of ``kind`` by id, from ``offset``, at most ``limit``
         (None: all); only the page is read.

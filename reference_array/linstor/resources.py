@@ -146,12 +146,7 @@ class Resources(object):
         return out
 
     def resources_view(self, nodes=(), rds=(), pools=()):
-        if rds:
-            found = self.records.named(rec.RDS, rds)
-        elif nodes:
-            found = self.records.definitions_in('resources.key', nodes)
-        else:
-            found = self.records.named(rec.RDS, ())
+        found = self.records.definitions_for(rds, nodes, 'resources.key')
         nodes = [n.lower() for n in nodes]
         out = []
         for rd in found:

@@ -55,12 +55,7 @@ class Snapshots(object):
         }
 
     def snapshots(self, rds=(), nodes=()):
-        if rds:
-            found = self.records.named(rec.RDS, rds)
-        elif nodes:
-            found = self.records.definitions_in('snapshot_nodes', nodes)
-        else:
-            found = self.records.named(rec.RDS, ())
+        found = self.records.definitions_for(rds, nodes, 'snapshot_nodes')
         nodes = [n.lower() for n in nodes]
         out = []
         for rd in found:

@@ -20,6 +20,8 @@ against a scan) whatever the machine's load.
 
 import json
 
+import fixtures
+
 from reference_array.core import store as store_mod
 
 # SQLite calls the progress handler every this many VM steps.
@@ -63,3 +65,34 @@ def counted(store, fn):
         db.set_progress_handler(None, STEP)
         db.set_trace_callback(None)
     return result, Counted(len(statements), steps[0], decoded[0])
+
+
+class Filled(fixtures.Fixture):
+    """A dialect over a ``store`` that ``fill`` grows: subclasses set
+    ``store`` and define ``add(name)``, one object as the driver makes it.
+    """
+
+    count = 0
+
+    def fill(self, target):
+        """Add objects ``fill-NNNNNN`` until there are ``target``."""
+        with self.store.transaction():
+            while self.count < target:
+                self.add('fill-%06d' % self.count)
+                self.count += 1
+
+    def counted(self, fn):
+        """(what ``fn`` returned, its ``Counted`` cost)."""
+        return counted(self.store, fn)
+
+    def costs(self, calls, sizes):
+        """name -> [cost at each size] of each call in ``calls`` (name ->
+        function of a tag), made once filled to each of ``sizes``.
+        """
+        found = {}
+        for size in sizes:
+            self.fill(size)
+            for name, fn in calls.items():
+                _result, cost = self.counted(lambda: fn('%d' % size))
+                found.setdefault(name, []).append(cost)
+        return found

@@ -45,7 +45,7 @@ SMALL, LARGE = 10, 1000
 PER_OBJECT_STEPS = 12
 
 
-class InProcessK2(fixtures.Fixture):
+class InProcessK2(costs.Filled):
     """The K2 dialect over a store in a temporary directory."""
 
     def _setUp(self):
@@ -65,7 +65,6 @@ class InProcessK2(fixtures.Fixture):
             records, self.engine, system,
             [volumes_mod.Volumes(records, self.engine, 1 << 40, True),
              hosts_mod.Hosts(records)]), {})
-        self.count = 0
         self.host = self.call('POST', 'hosts', body={'name': 'h'})
 
     def call(self, method, resource, query=(), body=None):
@@ -84,34 +83,12 @@ class InProcessK2(fixtures.Fixture):
             'name': 'cv-' + name, 'size': 1024 * 1024,
             'volume_group': {'ref': '/volume_groups/%d' % vg['id']}})
 
-    def fill(self, target):
-        with self.store.transaction():
-            while self.count < target:
-                self.add('fill-%06d' % self.count)
-                self.count += 1
-
-    def counted(self, fn):
-        """(what ``fn`` returned, its ``Counted`` cost)."""
-        return costs.counted(self.store, fn)
-
 
 class K2ScaleTestCase(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
         self.k2 = self.useFixture(InProcessK2())
-
-    def _costs(self, calls):
-        """name -> (cost at SMALL, cost at LARGE) of each call in
-        ``calls`` (name -> function of a tag), made at both sizes.
-        """
-        costs = {}
-        for size in (SMALL, LARGE):
-            self.k2.fill(size)
-            for name, fn in calls.items():
-                _result, cost = self.k2.counted(lambda: fn('%d' % size))
-                costs.setdefault(name, []).append(cost)
-        return costs
 
     def _lookups(self):
         k2 = self.k2
@@ -142,7 +119,8 @@ class K2ScaleTestCase(testtools.TestCase):
                 'create group and volume': create}
 
     def test_lookups_and_creates_do_the_same_work_at_any_size(self):
-        for name, (small, large) in self._costs(self._lookups()).items():
+        found = self.k2.costs(self._lookups(), (SMALL, LARGE))
+        for name, (small, large) in found.items():
             detail = '%s: %r at %d volumes, %r at %d' % (
                 name, small, SMALL, large, LARGE)
             self.assertEqual(small.statements, large.statements, detail)

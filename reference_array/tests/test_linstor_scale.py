@@ -43,7 +43,7 @@ PROBE = 'probe-node'
 PER_OBJECT_STEPS = 12
 
 
-class InProcessLinstor(fixtures.Fixture):
+class InProcessLinstor(costs.Filled):
     """The LINSTOR dialect over a store in a temporary directory."""
 
     def _setUp(self):
@@ -61,7 +61,6 @@ class InProcessLinstor(fixtures.Fixture):
         self.backend = backend_mod.LinstorBackend(
             self.store, self.engine, nodes, 1 << 40)
         self.api = api_mod.LinstorAPI(self.backend)
-        self.count = 0
         for name in ('probe-a', 'probe-b'):
             self.add(name, (PROBE, 'sat-1'))
 
@@ -83,31 +82,12 @@ class InProcessLinstor(fixtures.Fixture):
         self.call('POST', '/v1/resource-definitions/%s/resources' % name,
                   body=[{'resource': {'node_name': n}} for n in nodes])
 
-    def fill(self, target):
-        with self.store.transaction():
-            while self.count < target:
-                self.add('fill-%06d' % self.count)
-                self.count += 1
-
-    def counted(self, fn):
-        return costs.counted(self.store, fn)
-
 
 class LinstorScaleTestCase(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
         self.ls = self.useFixture(InProcessLinstor())
-
-    def _costs(self, calls):
-        """name -> (cost at SMALL, cost at LARGE) of each call."""
-        found = {}
-        for size in (SMALL, LARGE):
-            self.ls.fill(size)
-            for name, fn in calls.items():
-                _result, cost = self.ls.counted(lambda: fn('%d' % size))
-                found.setdefault(name, []).append(cost)
-        return found
 
     def _lookups(self):
         ls = self.ls
@@ -154,7 +134,8 @@ class LinstorScaleTestCase(testtools.TestCase):
 
     def test_lookups_and_creates_do_the_same_work_at_any_size(self):
         grown = []
-        for name, (small, large) in self._costs(self._lookups()).items():
+        found = self.ls.costs(self._lookups(), (SMALL, LARGE))
+        for name, (small, large) in found.items():
             # B-tree descents grow with the log of the size; a scan would
             # grow a hundredfold.
             if (small.statements, small.decoded) != (
