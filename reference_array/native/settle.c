@@ -99,20 +99,27 @@ static LayerInfo *layer_info(Layers *l, int64_t layer, PyObject *info)
 
 /* The earlier content of a patched chunk, as the Python engine found it:
  * the first layer of the chain that has the chunk (staged below: the
- * general read path). */
-static int patch_base(Store *s, LayerInfo *li, int64_t idx,
+ * general read path). The entry of the chunk's own layer is kept for
+ * storing it (one probe, not two). */
+static int patch_base(Store *s, LayerInfo *li, Staged *e,
                       const uint8_t **base)
 {
     *base = NULL;
     for (int k = 0; k < li->n; k++) {
-        if (k && staged_get(&s->staged, li->chain[k], idx))
-            return store_read_chunk(s, li->chain + k, li->n - k, idx, base);
-        int64_t chunk;
-        int found = store_map_entry(s, li->chain[k], idx, &chunk, 0);
+        if (k && staged_get(&s->staged, li->chain[k], e->idx))
+            return store_read_chunk(s, li->chain + k, li->n - k, e->idx,
+                                    base);
+        int64_t w[4];
+        int found = store_map_read(s, li->chain[k], e->idx, w, 0);
         if (found < 0)
             return -1;
+        if (!k) {
+            e->old_known = found ? 1 : -1;
+            e->old = found ? w[0] : 0;
+        }
         if (found) {
-            if (chunk && !(*base = store_chunk_data(s, chunk, 0, 0, 0, 0)))
+            if (w[0] && !(*base = store_chunk_data(s, w[0], 1, w[1], w[2],
+                                                   w[3])))
                 return -1;
             return 0;
         }
@@ -206,8 +213,8 @@ PyObject *store_unref(Store *s, int64_t *chunks, size_t n, int64_t *logical)
         i = j;
         if (chunk <= 0)
             continue;
-        if (store_exec(s, S_ADD_REFS, 2, -count, chunk, 0) < 0)
-            goto fail;
+        /* The row first: a chunk whose last references go is deleted,
+         * never updated before. */
         sqlite3_stmt *st = store_stmt(s, S_CHUNK_ROW);
         if (!st)
             goto fail;
@@ -227,8 +234,11 @@ PyObject *store_unref(Store *s, int64_t *chunks, size_t n, int64_t *logical)
         int64_t seg = legacy ? -1 : sqlite3_column_int64(st, 3);
         sqlite3_reset(st);
         *logical += raw * count;
-        if (refs > 0)
+        if (refs > count) {
+            if (store_exec(s, S_ADD_REFS, 2, -count, chunk, 0) < 0)
+                goto fail;
             continue;
+        }
         physical += size;
         stored += raw;
         cache_forget(&s->cache, chunk);
@@ -282,10 +292,13 @@ static int put_blocks(Store *s, LayerInfo *li, Staged **e, size_t m,
     }
     for (size_t i = 0; i < m; i++) {
         int64_t c;
-        int found = store_map_entry(s, li->layer, e[i]->idx, &c, 0);
-        if (found < 0)
+        int found = e[i]->old_known;
+        if (found)
+            c = e[i]->old;
+        else if ((found = store_map_entry(s, li->layer, e[i]->idx, &c,
+                                          0)) < 0)
             goto out;
-        old[i] = found ? c : 0;
+        old[i] = found > 0 ? c : 0;
     }
     if (li->dedup) {
         Py_BEGIN_ALLOW_THREADS
@@ -466,12 +479,14 @@ PyObject *store_settle(Store *s, Staged **batch, size_t n, PyObject *info,
     PyObject *freed = PyList_New(0);
     if (!freed)
         return NULL;
+    for (size_t i = 0; i < n; i++)
+        batch[i]->old_known = 0;
     for (size_t i = 0; i < n; i++) {
         if (batch[i]->kind != STAGED_PATCH)
             continue;
         LayerInfo *li = layer_info(&layers, batch[i]->layer, info);
         const uint8_t *base;
-        if (!li || patch_base(s, li, batch[i]->idx, &base) < 0 ||
+        if (!li || patch_base(s, li, batch[i], &base) < 0 ||
                 store_resolve(s, batch[i], base) < 0)
             goto fail;
     }

@@ -111,6 +111,8 @@ int store_exec(Store *s, int which, int n, int64_t a, int64_t b, int64_t c);
 int store_add_total(Store *s, const char *name, int64_t delta);
 int store_map_entry(Store *s, int64_t layer, int64_t idx, int64_t *chunk,
                     int count);
+int store_map_read(Store *s, int64_t layer, int64_t idx, int64_t w[4],
+                   int count);
 void store_forget_segment(Store *s, int64_t seg);
 const uint8_t *store_chunk_data(Store *s, int64_t chunk, int have_where,
                                 int64_t seg, int64_t off, int64_t size);

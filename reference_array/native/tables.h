@@ -34,6 +34,10 @@ typedef struct Staged {
     int kind;
     uint8_t *data;
     uint8_t *mask;
+    /* While a batch is stored: its own layer's map entry, looked up once
+     * (old_known: 1 entry ``old``, -1 no entry, 0 not looked up). */
+    int old_known;
+    int64_t old;
     struct Staged *hnext;
     struct Staged *prev, *next;
 } Staged;
