@@ -15,6 +15,7 @@
 """Cluster soak: two cinder-volume services, one killed mid-flight.
 
 ``tox -e soak -- --cluster [--rounds 6] [--seconds 60] [--workers 6]
+[--faults kill,kill,coordinator] [--targets attach,create,...]
 [--coordinator redis|etcd]`` brings up the gate bed in cluster mode (on
 the gate's fixed ports: one bed at a time) and drives concurrent volume
 work through the Cinder API at both services (tools.gate.cluster_load),
@@ -239,7 +240,7 @@ class Soak(object):
             return {'killed': False, 'operator resets': []}
         stuck = self.wait_quiet()
         cleanup_at = [t for t, _h in self.cleanups if t > death]
-        self._inflight_figures(inflight, death, member)
+        self._inflight_figures(number, inflight, death, member)
         if cleanup_at:
             self.figures['detected_s'].append(cleanup_at[0] - death)
         outcome = {'cleanup requested': bool(cleanup_at),
@@ -297,7 +298,7 @@ class Soak(object):
                 return held
             time.sleep(1)
 
-    def _inflight_figures(self, inflight, death, member):
+    def _inflight_figures(self, number, inflight, death, member):
         """io-pause: from the death to the end of what was in flight."""
         lines = cluster_locks.lines_since(self.log(member), min(
             [r.start for r in inflight] or [death]))
@@ -318,6 +319,13 @@ class Soak(object):
                 # The failed first answer, before the caller's retry.
                 self.figures['first_answer_after_death_' + key].append(
                     rec.failed_at - death)
+            if rec.name == 'attach' and taken:
+                self.figures['dead_attach'].append({
+                    'round': number, 'end': rec.end - death,
+                    'outcome': rec.outcome, 'first_answer': None if
+                    rec.failed_at is None else rec.failed_at - death,
+                    'connected': None if rec.connected_at is None
+                    else rec.connected_at - death})
             self.figures['outcomes'].append('%s %s: %s %s' % (
                 rec.name, 'dead' if taken else 'survivor', rec.outcome,
                 rec.detail[:120]))
@@ -451,6 +459,26 @@ def report(soak, resets):
                      % (key[len('first_answer_after_death_'):].replace(
                          '_', ' taken by ') + ' first answered after the '
                         'death', len(values), max(values)))
+    if f['dead_attach']:
+        attaches = f['dead_attach']
+        connected = [a['connected'] for a in attaches
+                     if a['connected'] is not None]
+        ends = [a['end'] for a in attaches]
+        lines.append(
+            'attaches the dead member had taken: n=%d, %d connected, %s; '
+            'ended (os-complete done) %.1f to %.1f s after the death' % (
+                len(attaches), len(connected), 'connection handed out '
+                '%.1f to %.1f s after the death' % (
+                    min(connected), max(connected)) if connected else
+                'none connected', min(ends), max(ends)))
+        for a in attaches:
+            lines.append(
+                '  round %d: %s; first answer %s; connected %s; ended '
+                '%.1f s' % (a['round'], a['outcome'], 'ok' if
+                            a['first_answer'] is None else 'failed at '
+                            '%.1f s' % a['first_answer'], '-' if
+                            a['connected'] is None else '%.1f s' %
+                            a['connected'], a['end']))
     if f['pause_per_round']:
         lines.append('io-pause per kill round (the last operation in flight '
                      'at the death to end): %s s' % ', '.join(
@@ -488,6 +516,9 @@ def main():
     parser.add_argument('--targets', default=','.join(KILL_TARGETS),
                         help='what the kill rounds catch members in the '
                         'middle of, in turn (%(default)s)')
+    parser.add_argument('--faults', default='kill,kill,coordinator',
+                        help='the rounds\' faults, in turn (kill, '
+                        'coordinator; %(default)s)')
     parser.add_argument('--coordinator', default='redis',
                         choices=sorted(coordinator_mod.KINDS))
     parser.add_argument('--rpc-timeout', type=int,
@@ -501,6 +532,8 @@ def main():
                         help='--bench: throughput phases of each kind')
     parser.add_argument('--state-dir', default=os.path.join(ROOT, '.gate'))
     args = parser.parse_args()
+    if not set(args.faults.split(',')) <= {'kill', 'coordinator'}:
+        parser.error('--faults: kill or coordinator, comma-separated')
     unknown = set(args.targets.split(',')) - set(cluster_locks.MARKERS)
     if unknown:
         parser.error('--targets: unknown %s (known: %s)' % (
@@ -523,7 +556,7 @@ def run(bed, args):
         if args.bench:
             results['ops_per_s'] = soak.throughput(args.operations,
                                                    args.repeats)
-        kinds = ['kill', 'kill', 'coordinator'] * args.rounds
+        kinds = args.faults.split(',') * args.rounds
         targets = args.targets.split(',') * args.rounds
         for number in range(1, args.rounds + 1):
             kind = kinds[number - 1]

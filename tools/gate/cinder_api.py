@@ -149,13 +149,17 @@ class CinderApi(object):
             'mode': 'rw'}})['attachment']
 
     def connect(self, attachment_id, connector):
-        """The connection to ``connector``'s host, then completion."""
-        info = self.call('PUT', '/attachments/%s' % attachment_id,
+        """The connection to ``connector``'s host (the volume service
+        maps the volume to it).
+        """
+        return self.call('PUT', '/attachments/%s' % attachment_id,
                          {'attachment': {'connector': connector}}
                          )['attachment']
+
+    def complete(self, attachment_id):
+        """The attachment in use (Nova, once the guest has its disk)."""
         self.call('POST', '/attachments/%s/action' % attachment_id,
                   {'os-complete': None})
-        return info
 
     def terminate_connection(self, volume_id, connector):
         """The backend forgets ``connector``'s connection to the volume."""

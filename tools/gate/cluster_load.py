@@ -19,8 +19,10 @@ compute host.
 
 Each operation waits for its end state and is recorded with its times,
 so the soak can tell what was in flight when a service died and when it
-ended. Failures are followed up as their callers would: Nova deletes an
-attachment whose connection failed; a user deletes what ended in error
+ended. Failures are followed up as their callers would: Nova asks again
+at once for a connection or a detach that Cinder answered 500 or 504
+(five tries, as Nova's Cinder client does) and deletes an attachment
+whose connection still failed; a user deletes what ended in error
 (:meth:`Load.settle`).
 """
 
@@ -49,13 +51,18 @@ OPS = (('create', 4), ('clone', 2), ('snapshot', 2), ('delete_snapshot', 2),
 # Picks per counted operation a sized run may make in all (a pick that
 # finds nothing to work on is not counted).
 SKIPS_PER_OPERATION = 4
+# Nova's attachment_update and attachment_delete (nova/volume/cinder.py,
+# Nova 34) ask again at once when Cinder answers 500 or 504, five tries in
+# all, before Nova gives up (and, for an attach, deletes the attachment).
+NOVA_TRIES = 5
+NOVA_RETRIED = (500, 504)
 DONE = {'available', 'in-use', 'error', 'error_deleting', 'error_extending',
         'deleted'}
 
 
 class Record(object):
     __slots__ = ('name', 'vtype', 'start', 'end', 'outcome', 'detail',
-                 'resource', 'request_ids', 'failed_at')
+                 'resource', 'request_ids', 'failed_at', 'connected_at')
 
     def __init__(self, name, vtype, resource=None):
         self.name, self.vtype, self.resource = name, vtype, resource
@@ -64,6 +71,10 @@ class Record(object):
         self.request_ids = []
         # When a first try failed, if the operation was tried again.
         self.failed_at = None
+        # When an attach's connection was handed out (the compute host
+        # can reach the volume from then on; what follows is Nova's
+        # os-complete, bookkeeping in cinder-api alone).
+        self.connected_at = None
 
     def finish(self, outcome, detail=''):
         self.end, self.outcome, self.detail = time.time(), outcome, detail
@@ -217,58 +228,67 @@ class Load(object):
                                   else OTHER_HOST)
         try:
             self._note(vid)
-            try:
-                att_id = self._attach(vid, connector)
-            except Exception as e:
-                if getattr(e, 'status', 500) < 500:
-                    raise
-                # Lost with its service or refused untouched (the host
-                # lock's wait ran out): the caller asks again, once. The
-                # driver finds a mapping the lost attach may have made
-                # and hands it out again, so nothing is left over.
-                rec = getattr(self._current, 'record', None)
-                if rec is not None:
-                    rec.failed_at = time.time()
-                self.counts['attach tried again'] += 1
-                try:
-                    att_id = self._attach(vid, connector)
-                except Exception as e:
-                    if getattr(e, 'status', 500) >= 500:
-                        self._unmap_lost(vid, connector)
-                    raise
+            att_id = self._attach(vid, connector)
             with self.lock:
                 self.attachments[att_id] = (vid, connector)
             return att_id
         finally:
             self._free(vid)
 
+    def _as_nova(self, what, call, *args):
+        """``call`` as Nova makes it: asked again at once while Cinder
+        answers 500 or 504, NOVA_TRIES times in all.
+
+        An attach or a detach lost with the member that had taken it is
+        answered 500 when cinder-api's ``rpc_response_timeout`` runs out;
+        the next try goes to a live member.
+        """
+        for attempt in range(1, NOVA_TRIES + 1):
+            try:
+                return call(*args)
+            except cinder_api.ApiError as e:
+                if e.status not in NOVA_RETRIED or attempt == NOVA_TRIES:
+                    raise
+                rec = getattr(self._current, 'record', None)
+                if rec is not None and rec.failed_at is None:
+                    rec.failed_at = time.time()
+                self.counts['%s asked again' % what] += 1
+
     def _attach(self, vid, connector):
         att = self.api.reserve(vid)
         try:
-            self.api.connect(att['id'], connector)
-        except Exception:
+            # The same attachment each try: the driver finds a mapping an
+            # earlier try made and hands it out again.
+            self._as_nova('attach', self.api.connect, att['id'], connector)
+            rec = getattr(self._current, 'record', None)
+            if rec is not None:
+                rec.connected_at = time.time()
+            self.api.complete(att['id'])
+        except Exception as e:
             # Nova's rollback of a failed connection.
             self._detach_quietly(att['id'])
+            if getattr(e, 'status', None) in NOVA_RETRIED:
+                self._unmap_lost(vid, connector)
             raise
         return att['id']
 
     def _unmap_lost(self, vid, connector):
-        """The operator's step after an attach lost with its service.
+        """The operator's step after an attach whose every try failed.
 
         The rollback deletes an attachment Cinder never saw connected
-        without calling the backend, so a mapping the dead service made
-        stays; the admin action ``os-terminate_connection`` with the
-        compute host's connector removes it (a no-op if there is none).
+        without calling the backend, so a mapping a lost try made stays;
+        the admin action ``os-terminate_connection`` with the compute
+        host's connector removes it (a no-op if there is none).
         """
         try:
             self.api.terminate_connection(vid, connector)
-            self.counts['unmapped after a lost attach'] += 1
+            self.counts['unmapped after a failed attach'] += 1
         except Exception:
             self.followups.append(('unmap', (vid, connector)))
 
     def _detach_quietly(self, att_id):
         try:
-            self.api.detach(att_id)
+            self._as_nova('detach', self.api.detach, att_id)
         except Exception:
             self.followups.append(('attachment', att_id))
 
@@ -279,12 +299,12 @@ class Load(object):
         try:
             self._note(self.attachments[att_id][0])
             try:
-                self.api.detach(att_id)
+                self._as_nova('detach', self.api.detach, att_id)
             except Exception as e:
                 if getattr(e, 'status', 500) < 500:
                     raise
-                # Nova asks again for a detach that failed on the server
-                # side; here once the round's faults are over (settle).
+                # Asked for again once the round's faults are over
+                # (settle), as an operator would.
                 self.followups.append(('attachment', att_id))
                 with self.lock:
                     self.attachments.pop(att_id, None)

@@ -12,7 +12,10 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The cluster load's sizing: skipped picks do not count as work."""
+"""The cluster load: its sizing (skipped picks do not count as work)
+and its attaches and detaches, which fail and are asked again as Nova's
+Cinder client does.
+"""
 
 import itertools
 import os
@@ -23,6 +26,7 @@ import testtools
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.dirname(os.path.abspath(__file__))))))
+from tools.gate import cinder_api  # noqa: E402
 from tools.gate import cluster_load  # noqa: E402
 
 
@@ -70,3 +74,100 @@ class LoadSizeTestCase(testtools.TestCase):
         self.assertEqual(
             ['skip'] * (3 * cluster_load.SKIPS_PER_OPERATION),
             self.outcomes(load))
+
+
+class _Attachments(_Api):
+    """Cinder's attachment calls; ``fail`` says how many ``PUT``s and
+    ``DELETE``s are answered 500 before they succeed.
+    """
+
+    def __init__(self, fail_puts=0, fail_deletes=0, status=500):
+        self.calls = []
+        self.left = {'PUT': fail_puts, 'DELETE': fail_deletes}
+        self.status = status
+        self.ids = itertools.count(1)
+
+    def _answer(self, method, path):
+        self.calls.append((method, path))
+        if self.left.get(method):
+            self.left[method] -= 1
+            raise cinder_api.ApiError(method, path, self.status,
+                                      'Unable to update the attachment.')
+
+    def reserve(self, vid):
+        att = 'a%d' % next(self.ids)
+        self._answer('POST', att)
+        return {'id': att}
+
+    def connect(self, att_id, connector):
+        self._answer('PUT', att_id)
+        return {'id': att_id}
+
+    def complete(self, att_id):
+        self._answer('COMPLETE', att_id)
+
+    def detach(self, att_id):
+        self._answer('DELETE', att_id)
+
+    def terminate_connection(self, vid, connector):
+        self._answer('UNMAP', vid)
+
+
+class AttachAsNovaTestCase(testtools.TestCase):
+    """A connection lost with its volume service is answered 500 after
+    rpc_response_timeout; Nova asks again for the same attachment at once
+    (nova/volume/cinder.py retries 500 and 504, five tries) rather than
+    rolling back and reserving a new one.
+    """
+
+    def load(self, api):
+        load = cluster_load.Load(api, ['t'])
+        load.volumes['v'] = {'type': 't', 'size': 1}
+        return load
+
+    def test_a_lost_connection_is_asked_again_on_the_same_attachment(self):
+        api = _Attachments(fail_puts=2)
+        load = self.load(api)
+        rec = load.run_one('attach', cluster_load.HOT_HOST, 'v')
+        self.assertEqual('ok', rec.outcome)
+        self.assertEqual([('POST', 'a1'), ('PUT', 'a1'), ('PUT', 'a1'),
+                          ('PUT', 'a1'), ('COMPLETE', 'a1')], api.calls)
+        self.assertIsNotNone(rec.failed_at)
+        self.assertLessEqual(rec.failed_at, rec.connected_at)
+        self.assertEqual({'a1': ('v', cluster_load.HOT_HOST)},
+                         load.attachments)
+        self.assertEqual(2, load.counts['attach asked again'])
+
+    def test_a_gateway_timeout_is_asked_again(self):
+        api = _Attachments(fail_puts=1, status=504)
+        rec = self.load(api).run_one('attach', cluster_load.HOT_HOST, 'v')
+        self.assertEqual('ok', rec.outcome)
+        self.assertEqual(2, api.calls.count(('PUT', 'a1')))
+
+    def test_five_failures_roll_back_and_unmap(self):
+        api = _Attachments(fail_puts=5)
+        load = self.load(api)
+        rec = load.run_one('attach', cluster_load.HOT_HOST, 'v')
+        self.assertEqual('failed', rec.outcome)
+        self.assertEqual([('POST', 'a1')] + [('PUT', 'a1')] * 5 + [
+            ('DELETE', 'a1'), ('UNMAP', 'v')], api.calls)
+        self.assertEqual({}, load.attachments)
+        self.assertIsNone(rec.connected_at)
+
+    def test_a_refusal_is_not_asked_again(self):
+        api = _Attachments(fail_puts=1, status=409)
+        rec = self.load(api).run_one('attach', cluster_load.HOT_HOST, 'v')
+        self.assertEqual('failed', rec.outcome)
+        self.assertEqual([('POST', 'a1'), ('PUT', 'a1'), ('DELETE', 'a1')],
+                         api.calls)
+        self.assertIsNone(rec.failed_at)
+
+    def test_a_lost_detach_is_asked_again(self):
+        api = _Attachments(fail_deletes=1)
+        load = self.load(api)
+        load.attachments['a9'] = ('v', cluster_load.HOT_HOST)
+        rec = load.run_one('detach')
+        self.assertEqual('ok', rec.outcome)
+        self.assertEqual([('DELETE', 'a9')] * 2, api.calls)
+        self.assertEqual({}, load.attachments)
+        self.assertEqual([], load.followups)
