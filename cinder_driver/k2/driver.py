@@ -41,6 +41,7 @@ from cinder_driver.k2 import provider_id
 from cinder_driver.k2 import replication
 
 PRIMARY = replication.PRIMARY
+FAILED_OVER = fields.ReplicationStatus.FAILED_OVER
 
 
 def _failed_over_to(active_backend_id):
@@ -74,16 +75,27 @@ class K2BaseDriver(driver_base.AdapterDriver):
         self.configuration.append_config_values(san.san_opts)
         self.configuration.append_config_values(common_options.rest_opts)
         self.configuration.append_config_values(k2_options.k2_opts)
-        self.active_backend_id = _failed_over_to(
-            kwargs.get('active_backend_id'))
-        # {backend id: adapter}; PRIMARY is the configured array.
-        self.adapters = {}
         self.replication = None
+        # The adapter of the array the backend uses now: chosen when the
+        # adapters are made and at each failover, not at every call.
+        self.adapter = None
+        self._adapters = {}
+        self._activate(_failed_over_to(kwargs.get('active_backend_id')))
 
     @property
-    def adapter(self):
-        """The adapter of the array the backend uses now."""
-        return self.adapters[self.active_backend_id or PRIMARY]
+    def adapters(self):
+        """{backend id: adapter}; PRIMARY is the configured array."""
+        return self._adapters
+
+    @adapters.setter
+    def adapters(self, adapters):
+        self._adapters = adapters
+        self._activate(self.active_backend_id)
+
+    def _activate(self, active_backend_id):
+        """Use the array ``active_backend_id`` (None: the primary)."""
+        self.active_backend_id = active_backend_id
+        self.adapter = self._adapters.get(active_backend_id or PRIMARY)
 
     def adapter_of(self, volume):
         """The adapter of the array ``volume`` is on.
@@ -94,7 +106,7 @@ class K2BaseDriver(driver_base.AdapterDriver):
         """
         # Only a failed-over volume can be elsewhere: the common case
         # reads one field and parses nothing.
-        if volume.replication_status != fields.ReplicationStatus.FAILED_OVER:
+        if volume.replication_status != FAILED_OVER:
             return self.adapter
         pid = provider_id.ProviderId.parse(getattr(volume, 'provider_id',
                                                    None))
@@ -107,27 +119,29 @@ class K2BaseDriver(driver_base.AdapterDriver):
             adapter.load()
         return adapter
 
-    def _copier(self, source, what):
-        """The adapter that copies ``source``: the backend's.
+    def _refuse_copy_elsewhere(self, source, what):
+        """Refuse to copy ``source`` (failed over) when another array
+        serves it.
 
         Copies are made on the backend's array only, so the member of a
         group failed over on its own is refused before anything is made.
         """
-        if source.replication_status == fields.ReplicationStatus.FAILED_OVER \
-                and self.adapter_of(source) is not self.adapter:
+        if self.adapter_of(source) is not self.adapter:
             raise exception.VolumeDriverException(message=_(
                 '%(what)s %(id)s is on the replication target with its '
                 'failed-over group; fail the group back first') % {
                     'what': what, 'id': source.id})
-        return self.adapter
 
     def create_volume_from_snapshot(self, volume, snapshot):
-        return self._copier(snapshot.volume, 'the volume of snapshot'
-                            ).create_volume_from_snapshot(volume, snapshot)
+        if snapshot.volume.replication_status == FAILED_OVER:
+            self._refuse_copy_elsewhere(snapshot.volume,
+                                        'the volume of snapshot')
+        return self.adapter.create_volume_from_snapshot(volume, snapshot)
 
     def create_cloned_volume(self, volume, src_vref):
-        return self._copier(src_vref, 'volume').create_cloned_volume(
-            volume, src_vref)
+        if src_vref.replication_status == FAILED_OVER:
+            self._refuse_copy_elsewhere(src_vref, 'volume')
+        return self.adapter.create_cloned_volume(volume, src_vref)
 
     def do_setup(self, context):
         conf = self.configuration
@@ -212,7 +226,7 @@ class K2BaseDriver(driver_base.AdapterDriver):
         """
         if self.replication is None:
             return
-        self.active_backend_id = _failed_over_to(active_backend_id)
+        self._activate(_failed_over_to(active_backend_id))
         self.adapter.load()
 
     def failover_host(self, context, volumes, secondary_id=None,
