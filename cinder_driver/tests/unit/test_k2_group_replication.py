@@ -178,6 +178,15 @@ class GroupReplicationTestCase(k2_fakes.ReplicatedAdapterTestCase):
         self.client.create_volume.assert_not_called()
         self.secondary.create_volume.assert_not_called()
 
+    def test_volumes_from_snapshots_of_a_failed_over_member_are_refused(self):
+        grp = self.group(status=FAILED_OVER)
+        vol = self.member(grp, '40/31/g@dr', status=FAILED_OVER)
+        self.assertRaises(exception.VolumeDriverException,
+                          self.driver.create_volume_from_snapshot,
+                          self.volume(None), self.snapshot(vol))
+        self.client.create_volume.assert_not_called()
+        self.secondary.create_volume.assert_not_called()
+
     def test_backend_failover_moves_replicated_groups_with_members(self):
         grp = self.group()
         member = self.member(grp)
