@@ -53,7 +53,10 @@ def refusal(code, message='refused', status=500, before=()):
 def make_conf(test_case, **overrides):
     conf = configuration.Configuration(volume_driver.volume_opts,
                                        config_group=GROUP)
-    for opts in (common_options.rest_opts, linstor_options.linstor_opts):
+    # backup_opts: registered by the driver's base class, which a test
+    # may override before making a driver.
+    for opts in (common_options.rest_opts, linstor_options.linstor_opts,
+                 volume_driver.backup_opts):
         conf.append_config_values(opts)
     options = {'linstor_uris': ['linstor://192.0.2.30'],
                'linstor_local_node': 'cinder-1',
