@@ -46,6 +46,7 @@ from tools.gate.compute import image
 from tools.gate.compute import launch
 from tools.gate.compute import libvirtd
 from tools.gate.compute import network
+from tools.gate.compute import prepare
 from tools.gate.compute import run as compute_run
 from tools import iscsi_loop
 
@@ -429,14 +430,21 @@ class GuestTestCase(testtools.TestCase):
 
 class ImageRecipeTestCase(testtools.TestCase):
 
+    def _file(self, name, text):
+        """A file of its own in a directory of its own, removed after."""
+        where = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, where)
+        path = os.path.join(where, name)
+        with open(path, 'w') as f:
+            f.write(text)
+        return path
+
     def test_mirror_from_apt_sources(self):
-        etc = tempfile.mkdtemp()
-        self.addCleanup(shutil.rmtree, etc)
-        sources = os.path.join(etc, 'debian.sources')
-        with open(sources, 'w') as f:
-            f.write('Types: deb\nURIs: http://deb.example/debian-security\n'
-                    'Suites: bookworm-security\n\nTypes: deb\n'
-                    'URIs: http://deb.example/debian\nSuites: bookworm\n')
+        sources = self._file(
+            'debian.sources',
+            'Types: deb\nURIs: http://deb.example/debian-security\n'
+            'Suites: bookworm-security\n\nTypes: deb\n'
+            'URIs: http://deb.example/debian\nSuites: bookworm\n')
         with mock.patch.object(image.glob, 'glob', return_value=[sources]), \
                 mock.patch.dict(os.environ, clear=False) as env:
             env.pop('CINDER_FLASH_DEBIAN_MIRROR', None)
@@ -454,3 +462,97 @@ class ImageRecipeTestCase(testtools.TestCase):
                 f.write('# changed\n')
             self.assertNotEqual(before, image.path())
         self.assertTrue(before.endswith('.qcow2'))
+
+    def test_the_base_image_is_a_recipe_of_its_own(self):
+        full, base = image.path(), image.path(server=False)
+        self.assertNotEqual(full, base)
+        self.assertIn('-base-', os.path.basename(base))
+        self.assertNotIn('-base-', os.path.basename(full))
+
+    def _customised(self, server):
+        root = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, root)
+        for sub in ('boot', 'sbin'):
+            os.makedirs(os.path.join(root, sub))
+        for name in ('vmlinuz-6', 'initrd.img-6'):
+            open(os.path.join(root, 'boot', name), 'w').close()
+        with mock.patch.object(image, '_run'):
+            image._customise(root, server,
+                             'b0a1c2d3-0000-4000-8000-000000000000')
+        return root
+
+    def test_only_the_full_image_has_the_database_server(self):
+        binary = self._file('ferretdb', 'server')
+        full = self._customised(binary)
+        base = self._customised(None)
+        for rel in ('usr/local/bin/mongod', 'usr/local/bin/ferretdb'):
+            self.assertTrue(os.path.exists(os.path.join(full, rel)), rel)
+            self.assertFalse(os.path.exists(os.path.join(base, rel)), rel)
+        self.assertTrue(os.path.exists(os.path.join(
+            base, 'boot/extlinux/extlinux.conf')))
+
+    def test_a_stuck_build_step_is_an_error_naming_it(self):
+        with mock.patch.object(image.subprocess, 'run', side_effect=(
+                image.subprocess.TimeoutExpired('debootstrap', 5))):
+            e = self.assertRaises(image.ImageError, image._run,
+                                  'debootstrap', '--variant=minbase')
+        self.assertIn('debootstrap --variant=minbase: no end', str(e))
+
+    def test_what_a_stopped_build_left_mounted_is_unmounted(self):
+        work = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, work)
+        mounts = self._file('mounts', (
+            'proc /proc proc rw 0 0\n'
+            'proc %(w)s/root/proc proc rw 0 0\n'
+            'sysfs %(w)s/root/sys sysfs rw 0 0\n'
+            'devpts %(w)s/root/dev/pts devpts rw 0 0\n'
+            'tmpfs %(w)s-other tmpfs rw 0 0\n') % {'w': work})
+        with mock.patch.object(image.subprocess, 'run') as run:
+            image._unmount_under(work, mounts)
+        points = [c[0][0][-1] for c in run.call_args_list]
+        self.assertEqual(os.path.join(work, 'root/dev/pts'), points[0])
+        self.assertEqual(sorted(os.path.join(work, 'root', p)
+                                for p in ('dev/pts', 'proc', 'sys')),
+                         sorted(points))
+
+
+class PrepareTestCase(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        patches = [
+            mock.patch.object(prepare, 'cvenv_ready', return_value=False),
+            mock.patch.object(prepare.os.path, 'exists', return_value=True)]
+        for patch in patches:
+            patch.start()
+            self.addCleanup(patch.stop)
+
+    def test_a_failed_step_is_named(self):
+        def run(cmd, **kw):
+            failed = 'pip' in os.path.basename(cmd[0])
+            return mock.Mock(returncode=1 if failed else 0,
+                             stdout='', stderr='No matching distribution')
+        with mock.patch.object(prepare.subprocess, 'run', side_effect=run):
+            e = self.assertRaises(prepare.PrepareError,
+                                  prepare.ensure_cvenv)
+        self.assertIn('pip install (compute services) failed', str(e))
+        self.assertIn('No matching distribution', str(e))
+
+    def test_a_step_past_its_time_limit_is_an_error(self):
+        def run(cmd, **kw):
+            if 'pip' in os.path.basename(cmd[0]):
+                raise prepare.subprocess.TimeoutExpired(cmd, kw['timeout'])
+            return mock.Mock(returncode=0, stdout='', stderr='')
+        with mock.patch.object(prepare.subprocess, 'run', side_effect=run):
+            e = self.assertRaises(prepare.PrepareError,
+                                  prepare.ensure_cvenv)
+        self.assertIn('pip install (compute services): no end', str(e))
+
+    def test_both_failures_are_reported(self):
+        with mock.patch.object(prepare, 'ensure_cvenv', side_effect=(
+                prepare.PrepareError('venv broke'))), \
+                mock.patch.object(prepare, 'ensure_image', side_effect=(
+                    image.ImageError('mirror gone'))):
+            e = self.assertRaises(prepare.PrepareError, prepare.prepare)
+        self.assertIn('venv broke', str(e))
+        self.assertIn('mirror gone', str(e))

@@ -26,6 +26,9 @@ Built once and kept in ~/.cache/cinder-flash/guest/ (with the downloaded
 packages, for the next build) under a name made of a digest of the recipe
 (its values and build steps here, ``guest/``, the FerretDB version):
 changing any of them builds a new image. Never committed.
+
+``ensure(server=False)`` builds the same guest without FerretDB (the
+``-base`` image): what CI's small version boots; it needs no Go toolchain.
 """
 
 import argparse
@@ -80,8 +83,18 @@ def log(msg):
     print('[image] %s' % msg, flush=True)
 
 
+# A build step that runs past this is stuck (a mirror that stopped
+# answering): the build fails naming the step rather than hanging CI.
+STEP_TIMEOUT = 1800
+
+
 def _run(*cmd, **kw):
-    result = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    kw.setdefault('timeout', STEP_TIMEOUT)
+    try:
+        result = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    except subprocess.TimeoutExpired:
+        raise ImageError('%s: no end after %.0f s' % (
+            ' '.join(cmd[:4]), kw['timeout']))
     if result.returncode != 0:
         raise ImageError('%s failed (%d): %s' % (
             ' '.join(cmd[:4]), result.returncode,
@@ -89,11 +102,11 @@ def _run(*cmd, **kw):
     return result.stdout
 
 
-def digest():
+def digest(server=True):
     """A digest of everything the image is made of.
 
     The recipe's values, the steps that build it, the guest's files,
-    FerretDB's version.
+    FerretDB's version (when the image has it).
     """
     h = hashlib.sha256()
     recipe = (RELEASE, PACKAGES, USER, DISK_MIB, PART_START_SECTOR,
@@ -105,12 +118,17 @@ def digest():
         h.update(name.encode())
         with open(os.path.join(GUEST_FILES, name), 'rb') as f:
             h.update(f.read())
-    h.update(ferretdb.VERSION.encode())
+    h.update(ferretdb.VERSION.encode() if server else b'no server')
     return h.hexdigest()[:12]
 
 
-def path():
-    return os.path.join(CACHE, 'debian12-guest-%s.qcow2' % digest())
+def _prefix(server):
+    return 'debian12-guest-' if server else 'debian12-guest-base-'
+
+
+def path(server=True):
+    return os.path.join(CACHE, '%s%s.qcow2' % (_prefix(server),
+                                               digest(server)))
 
 
 def missing_host_tools():
@@ -142,20 +160,36 @@ def mirror():
     return 'http://deb.debian.org/debian'
 
 
-def ensure(rebuild=False):
-    """The path of the cached image, built first if need be."""
-    target = path()
+def ensure(rebuild=False, server=True, timeout=None):
+    """The path of the cached image, built first if need be.
+
+    ``timeout``: seconds to wait for another build of it to finish.
+    """
+    target = path(server)
     os.makedirs(CACHE, exist_ok=True)
     with open(os.path.join(CACHE, '.lock'), 'w') as lock:
-        # Another build of the same recipe waits for this one.
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        # Another build waits for this one (they share the packages).
+        _lock(lock, timeout)
         if os.path.exists(target) and not rebuild:
             return target
-        build(target)
+        build(target, server)
     return target
 
 
-def build(target):
+def _lock(lock, timeout):
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if deadline is not None and time.monotonic() > deadline:
+                raise ImageError('another build of the guest image held '
+                                 '%s for %.0f s' % (lock.name, timeout))
+            time.sleep(2)
+
+
+def build(target, server=True):
     missing = missing_host_tools()
     if missing:
         raise ImageError('building the guest image needs the Debian '
@@ -164,7 +198,7 @@ def build(target):
         raise ImageError('building the guest image needs root '
                          '(debootstrap, a loop mount for extlinux)')
     started = time.monotonic()
-    server = ferretdb.ensure(log)
+    server = ferretdb.ensure(log) if server else None
     work = tempfile.mkdtemp(prefix='build-', dir=CACHE)
     try:
         root = os.path.join(work, 'root')
@@ -181,13 +215,31 @@ def build(target):
         _run('qemu-img', 'convert', '-c', '-O', 'qcow2', disk, partial)
         os.rename(partial, target)
     finally:
+        _unmount_under(work)
         shutil.rmtree(work, ignore_errors=True)
-    for old in glob.glob(os.path.join(CACHE, 'debian12-guest-*.qcow2')):
+    # Older recipes of this kind of image; the other kind stays.
+    for old in glob.glob(os.path.join(CACHE, _prefix(server is not None) +
+                                      '?' * 12 + '.qcow2')):
         if old != target:
             os.unlink(old)
     log('built %s (%.0f MiB) in %.0f s' % (
         target, os.path.getsize(target) / 2 ** 20,
         time.monotonic() - started))
+
+
+def _unmount_under(path, mounts='/proc/mounts'):
+    """Whatever an interrupted build left mounted in its directory.
+
+    debootstrap mounts /proc (and more) in the tree it configures; a build
+    stopped half-way leaves them, and removing the tree would walk into
+    them. Deepest first.
+    """
+    prefix = os.path.realpath(path) + '/'
+    with open(mounts) as f:
+        points = [line.split()[1].replace('\\040', ' ') for line in f]
+    for point in sorted((p for p in points if p.startswith(prefix)),
+                        key=len, reverse=True):
+        subprocess.run(['umount', '-l', point], capture_output=True)
 
 
 def _write(root, rel, text, mode=0o644):
@@ -225,10 +277,12 @@ def _customise(root, server, fs_uuid):
     _install(root, 'inittab', '/etc/inittab', 0o644)
     for name in ('guest-boot', 'guest-config-drive', 'guest-udhcpc'):
         _install(root, name, '/usr/local/sbin/' + name)
-    _install(root, 'mongod', '/usr/local/bin/mongod')
-    shutil.copy(server, os.path.join(root, 'usr/local/bin/ferretdb'))
-    os.chmod(os.path.join(root, 'usr/local/bin/ferretdb'), 0o755)
-    _write(root, '/usr/local/share/ferretdb-version', ferretdb.VERSION + '\n')
+    if server:
+        _install(root, 'mongod', '/usr/local/bin/mongod')
+        shutil.copy(server, os.path.join(root, 'usr/local/bin/ferretdb'))
+        os.chmod(os.path.join(root, 'usr/local/bin/ferretdb'), 0o755)
+        _write(root, '/usr/local/share/ferretdb-version',
+               ferretdb.VERSION + '\n')
     _write(root, '/etc/initramfs-tools/conf.d/guest', 'MODULES=list\n')
     _write(root, '/etc/initramfs-tools/modules',
            ''.join(m + '\n' for m in INITRAMFS_MODULES))
@@ -291,9 +345,11 @@ def _assemble(work, root, fs_uuid):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--rebuild', action='store_true')
+    parser.add_argument('--base', action='store_true',
+                        help='without FerretDB (CI\'s small version)')
     args = parser.parse_args()
     try:
-        print(ensure(rebuild=args.rebuild))
+        print(ensure(rebuild=args.rebuild, server=not args.base))
     except (ImageError, ferretdb.BuildError) as e:
         print('[image] FAILED: %s' % e, file=sys.stderr)
         return 1
