@@ -19,13 +19,20 @@ against a scan) whatever the machine's load.
 """
 
 import json
+import os
 
 import fixtures
 
+from reference_array.core import engine as engine_mod
 from reference_array.core import store as store_mod
 
 # SQLite calls the progress handler every this many VM steps.
 STEP = 10
+# The two sizes every scale test compares.
+SMALL, LARGE = 10, 1000
+# VM steps per stored object a page may add: counting a kind and
+# skipping to an offset over its index.
+PER_OBJECT_STEPS = 12
 
 
 class Counted(object):
@@ -73,6 +80,15 @@ class Filled(fixtures.Fixture):
     """
 
     count = 0
+
+    def open_store(self, key_functions):
+        """``store`` and ``engine`` over a temporary directory."""
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                            'array.db')
+        self.store = store_mod.Store(path, key_functions=key_functions)
+        self.addCleanup(self.store.close)
+        self.engine = engine_mod.Engine(self.store)
+        self.addCleanup(self.engine.close)
 
     def fill(self, target):
         """Add objects ``fill-NNNNNN`` until there are ``target``."""

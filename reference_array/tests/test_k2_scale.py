@@ -22,13 +22,8 @@ machine steps they take and the stored rows it decodes, at 10 and at
 1,000 volumes.
 """
 
-import os
-
-import fixtures
 import testtools
 
-from reference_array.core import engine as engine_mod
-from reference_array.core import store as store_mod
 from reference_array.k2 import api as api_mod
 from reference_array.k2 import backend as backend_mod
 from reference_array.k2 import hosts as hosts_mod
@@ -39,23 +34,15 @@ from reference_array.k2 import volumes as volumes_mod
 from reference_array.tests import costs
 
 PREFIX = api_mod.PREFIX
-SMALL, LARGE = 10, 1000
-# VM steps per stored object a page may add: counting a kind and
-# skipping to an offset over its index.
-PER_OBJECT_STEPS = 12
+SMALL, LARGE = costs.SMALL, costs.LARGE
+PER_OBJECT_STEPS = costs.PER_OBJECT_STEPS
 
 
 class InProcessK2(costs.Filled):
     """The K2 dialect over a store in a temporary directory."""
 
     def _setUp(self):
-        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
-                            'array.db')
-        self.store = store_mod.Store(path,
-                                     key_functions=models.KEY_FUNCTIONS)
-        self.addCleanup(self.store.close)
-        self.engine = engine_mod.Engine(self.store)
-        self.addCleanup(self.engine.close)
+        self.open_store(models.KEY_FUNCTIONS)
         records = records_mod.Records(self.store)
         system = system_mod.System(records, self.engine, {
             'system_id': 'k2scale', 'name': 'k2scale',

@@ -23,37 +23,24 @@ SQL statements it runs, the SQLite virtual machine steps they take and
 the stored rows it decodes, at 10 and at 1,000 definitions.
 """
 
-import os
-
-import fixtures
 import testtools
 
-from reference_array.core import engine as engine_mod
-from reference_array.core import store as store_mod
 from reference_array.linstor import api as api_mod
 from reference_array.linstor import backend as backend_mod
 from reference_array.linstor import models
 from reference_array.linstor import records as records_mod
 from reference_array.tests import costs
 
-SMALL, LARGE = 10, 1000
+SMALL, LARGE = costs.SMALL, costs.LARGE
 PROBE = 'probe-node'
-# VM steps per stored definition a page may add: counting the kind and
-# skipping to an offset over its index.
-PER_OBJECT_STEPS = 12
+PER_OBJECT_STEPS = costs.PER_OBJECT_STEPS
 
 
 class InProcessLinstor(costs.Filled):
     """The LINSTOR dialect over a store in a temporary directory."""
 
     def _setUp(self):
-        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
-                            'array.db')
-        self.store = store_mod.Store(path,
-                                     key_functions=models.KEY_FUNCTIONS)
-        self.addCleanup(self.store.close)
-        self.engine = engine_mod.Engine(self.store)
-        self.addCleanup(self.engine.close)
+        self.open_store(models.KEY_FUNCTIONS)
         nodes = records_mod.default_nodes('client-1')
         nodes.append({'name': PROBE, 'pools': {
             records_mod.DEFAULT_POOL: 'LVM_THIN',
