@@ -280,17 +280,18 @@ def cluster_fault_round(bed, results_dir):
 
     import subunit
 
-    from tools import cluster_soak
-    soak = cluster_soak.Soak(bed, seed=1, workers=4)
+    from tools.gate import cluster_figures
+    from tools.gate import cluster_rounds
+    soak = cluster_rounds.Soak(bed, seed=1, workers=4)
     soak.watcher.start()
     try:
         outcome = soak.kill_round(1, 'gate-b', 30)
         soak.load.teardown()
-        outcome['after the teardown'] = soak._check(2, 'after the teardown')
+        outcome['after the teardown'] = soak.check(2, 'after the teardown')
     finally:
         soak.watcher.stop()
-    for line in cluster_soak.report(soak, [outcome]):
-        cluster_soak.say(line)
+    for line in cluster_figures.report(soak, [outcome]):
+        cluster_figures.say(line)
     cases = [('cleanup_requested', [] if outcome['cleanup requested'] else
               ['no cleanup was requested for the dead service'])]
     cases += [(key.replace(' ', '_'), outcome[key]) for key in (
