@@ -138,9 +138,11 @@ class Array(object):
         volumes = k2_volumes.Volumes(records, self.engine,
                                      system['total_kib'], volume_source)
         sessions = replication_sessions.Sessions(records, self.engine)
-        peers = replication_peer.Peers(records, self.data_dir)
+        peers = replication_peer.Peers(records, self.data_dir,
+                                       link_down=self.faults.link_down)
         self.shipper = replication_shipper.Shipper(
             records, self.engine, sessions, peers)
+        self.faults.watch_link(self.shipper.link_changed)
         self.replication = replication_objects.ReplicationObjects(
             records, self.engine, sessions, peers, self.shipper,
             system['system_id'])

@@ -27,7 +27,13 @@ clears them. A rule:
               busy answer: K2's HTTP 400 ``MC_ERR_BUSY``, LINSTOR's 503),
               ``drop`` (close the connection without an answer),
               ``restart`` (the REST service refuses connections for
-              ``seconds``)
+              ``seconds``), ``peer_link`` (see below)
+
+A ``peer_link`` rule takes no other field: while it is loaded, the
+array's replication link is down, as when its WAN ports lose the peer.
+Calls from paired arrays (under ``PEER_PATH``) are dropped, the array's
+own calls to them fail at once, and whoever watches the link
+(``watch_link``) hears when it goes down and when it is back.
 
 Faults apply before the request reaches the array, so an injected
 failure never half-applies a change.
@@ -38,7 +44,9 @@ import re
 import threading
 import time
 
-KINDS = ('latency', 'status', 'busy', 'drop', 'restart')
+KINDS = ('latency', 'status', 'busy', 'drop', 'restart', 'peer_link')
+# Where K2 arrays call each other (reference_array.k2.replication.peer).
+PEER_PATH = '^/api/v2/_replication/'
 
 
 class FaultError(ValueError):
@@ -59,8 +67,11 @@ class Rule(object):
         if self.kind not in KINDS:
             raise FaultError('kind must be one of %s, not %r' % (
                 ', '.join(KINDS), self.kind))
+        if self.kind == 'peer_link' and set(spec) != {'kind'}:
+            raise FaultError('a peer_link rule takes no other field')
         try:
-            self.path = re.compile(spec.get('path', '.*'))
+            self.path = re.compile(PEER_PATH if self.kind == 'peer_link'
+                                   else spec.get('path', '.*'))
         except (re.error, TypeError) as e:
             raise FaultError('bad path expression: %s' % e)
         self.methods = {m.upper() for m in spec.get('methods') or ()}
@@ -87,18 +98,42 @@ class Injector(object):
         self._rules = []
         self._lock = threading.Lock()
         self._random = random.Random(seed)
+        self._link_watchers = []
         self.down_until = 0.0
 
     def load(self, specs):
         rules = [Rule(s) for s in (specs if isinstance(specs, list)
                                    else [specs])]
         with self._lock:
+            was_down = self._link_down()
             self._rules.extend(rules)
+            changed = was_down != self._link_down()
+        if changed:
+            self._link_changed()
 
     def clear(self):
         with self._lock:
+            changed = self._link_down()
             self._rules = []
             self.down_until = 0.0
+        if changed:
+            self._link_changed()
+
+    def watch_link(self, callback):
+        """Call ``callback()`` whenever the peer link goes down or up."""
+        self._link_watchers.append(callback)
+
+    def link_down(self):
+        """Whether a ``peer_link`` rule holds the replication link down."""
+        with self._lock:
+            return self._link_down()
+
+    def _link_down(self):
+        return any(r.kind == 'peer_link' for r in self._rules)
+
+    def _link_changed(self):
+        for callback in self._link_watchers:
+            callback()
 
     def listing(self):
         with self._lock:

@@ -209,7 +209,7 @@ def _make_handler(api, server):
             if rule.kind == 'latency':
                 time.sleep(rule.seconds)
                 return None
-            if rule.kind in ('drop', 'restart'):
+            if rule.kind in ('drop', 'restart', 'peer_link'):
                 self.close_connection = True
                 self.connection.close()
                 return 0

@@ -18,6 +18,7 @@ import os
 import time
 
 import fixtures
+import requests
 import testtools
 
 from cinder_driver.common import exception as flash_exception
@@ -39,7 +40,8 @@ class ReplicationPairTestCase(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
-        self.a = self.useFixture(array_fixture.ReferenceArray())
+        self.a = self.useFixture(array_fixture.ReferenceArray(
+            fault_injection=True))
         self.b = self.useFixture(array_fixture.ReferenceArray(
             fault_injection=True))
         self.peer_of_a = self.a.pair_with(self.b)
@@ -118,6 +120,16 @@ class ReplicationPairTestCase(testtools.TestCase):
     def requests_to(self, array, suffix):
         return [r for r in array.k2_requests() if r.endswith(suffix)]
 
+    def reason(self, session, words):
+        """A's session once its state_reason says ``words``."""
+        deadline = time.monotonic() + TIMEOUT
+        while True:
+            now = self.ka.get(SESSIONS, session['id'])
+            if words in now['state_reason']:
+                return now
+            self.assertLess(time.monotonic(), deadline, now['state_reason'])
+            time.sleep(0.05)
+
     # -- tests -----------------------------------------------------------
     def test_pairing_checks_the_peer(self):
         with open(self.b.info['ca_cert']) as f:
@@ -189,6 +201,31 @@ class ReplicationPairTestCase(testtools.TestCase):
         self.kb.update(SESSIONS, self.remote_session()['id'],
                        {'state': 'failed_over'})
         self.assert_reads(self.lun(self.b, self.kb, 'cv-x'), first)
+
+    def test_a_source_whose_peer_link_is_down_fails_and_says_why(self):
+        self.assertRaises(requests.HTTPError, self.a.inject,
+                          {'kind': 'peer_link', 'path': '/volumes'})
+        vg, vol = self.group()
+        session = self.replicate(vg, vol)
+        self.cycle(self.ka, session)
+        remote = self.remote_session()
+        self.a.inject({'kind': 'peer_link'})
+        # A notices the link go at once, not at its next RPO (300 s), and
+        # stays the source, replicating: the link may come back.
+        now = self.reason(session, 'replication link is down')
+        self.assertEqual(('source', 'in_sync'),
+                         (now['current_role'], now['state']))
+        # B takes over meanwhile; what it tells A is lost on the way.
+        self.kb.update(SESSIONS, remote['id'], {'state': 'failed_over'})
+        self.assertEqual(['POST /api/v2/_replication/state'],
+                         self.requests_to(self.a, '/_replication/state'))
+        self.assertEqual('in_sync', self.ka.get(SESSIONS,
+                                                session['id'])['state'])
+        # Back up: A's next cycle comes at once and finds B failed over.
+        self.a.clear_faults()
+        now = self.reason(session, 'failed_over')
+        self.assertEqual('suspended', now['state'])
+        self.assertEqual('failed_over', self.remote_session()['state'])
 
     def test_a_session_deleted_mid_cycle_leaves_the_others_shipping(self):
         vg, vol = self.group()

@@ -45,12 +45,16 @@ class PeerError(Exception):
 class PeerClient(object):
     """Calls from this array to a paired one."""
 
-    def __init__(self, peer, ca_path):
+    def __init__(self, peer, ca_path, link_down=None):
         self.url = peer.url.rstrip('/')
         self.auth = (peer.username, peer.password)
         self.verify = ca_path if peer.verify_tls else False
+        self.link_down = link_down
 
     def _request(self, method, path, body=None):
+        if self.link_down is not None and self.link_down():
+            raise PeerError('peer %s unreachable: the replication link is '
+                            'down' % self.url)
         try:
             reply = requests.request(method, self.url + '/api/v2/' + path,
                                      json=body, auth=self.auth,
@@ -81,15 +85,19 @@ class PeerClient(object):
 class Peers(object):
     """The paired arrays: their clients and CA certificates."""
 
-    def __init__(self, records, data_dir):
+    def __init__(self, records, data_dir, link_down=None):
+        """``link_down``: tells whether the replication link is down
+        (then no call reaches a peer).
+        """
         self.records = records
         self.data_dir = data_dir
+        self.link_down = link_down
 
     def ca_path(self, peer):
         return os.path.join(self.data_dir, 'peer-%d-ca.pem' % peer.id)
 
     def client(self, peer):
-        return PeerClient(peer, self.ca_path(peer))
+        return PeerClient(peer, self.ca_path(peer), self.link_down)
 
     def by_system(self, system_id):
         """The peer with this system id (asking peers not yet reached)."""

@@ -41,6 +41,7 @@ class Shipper(object):
         self.sessions = sessions
         self.peers = peers
         self._due = {}
+        self._due_lock = threading.Lock()
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True,
@@ -57,21 +58,47 @@ class Shipper(object):
 
     def forget(self, name):
         """Stop shipping a session (until ``request_sync``)."""
-        self._due.pop(name, None)
+        with self._due_lock:
+            self._due.pop(name, None)
 
     def request_sync(self, name):
-        self._due[name] = 0.0
+        with self._due_lock:
+            self._due[name] = 0.0
         self._wake.set()
+
+    def link_changed(self):
+        """The replication link went down or came back: an array notices
+        at once, so every session it ships tries a cycle now (it fails
+        and says why, or learns where its peer stands).
+        """
+        with self._due_lock:
+            for name in self._due:
+                self._due[name] = 0.0
+        self._wake.set()
+
+    def _reschedule(self, name, when):
+        """The next cycle of a shipping session, unless one was asked
+        for sooner while this one ran.
+        """
+        with self._due_lock:
+            if name in self._due:
+                self._due[name] = min(self._due[name], when)
 
     def _loop(self):
         for session in self.records.all(models.Session):
             if session.current_role == 'source' and \
                     session.state == 'in_sync':
-                self._due[session.name] = 0.0
+                self.request_sync(session.name)
         while not self._stop.is_set():
             now = time.monotonic()
-            for name, due in list(self._due.items()):
-                if due <= now and not self._stop.is_set():
+            with self._due_lock:
+                due_now = [name for name, due in self._due.items()
+                           if due <= now]
+                for name in due_now:
+                    # Asked for again while it runs: it runs again.
+                    self._due[name] = float('inf')
+            for name in due_now:
+                if not self._stop.is_set():
                     try:
                         self._cycle(name)
                     except Exception:
@@ -79,8 +106,7 @@ class Shipper(object):
                         # (nor this one's next attempt) for good.
                         LOG.exception('session %s: replication cycle '
                                       'broke', name)
-                        if name in self._due:
-                            self._due[name] = now + RETRY_SECONDS
+                        self._reschedule(name, now + RETRY_SECONDS)
             self._wake.wait(0.5)
             self._wake.clear()
 
@@ -89,7 +115,7 @@ class Shipper(object):
             session = self.sessions.find(name)
             if session is None or session.current_role != 'source' or \
                     session.state != 'in_sync':
-                self._due.pop(name, None)
+                self.forget(name)
                 return
             try:
                 self.sync(session)
@@ -103,7 +129,7 @@ class Shipper(object):
                 if session is None:
                     # Deleted while the cycle ran (a delete does not wait
                     # for the peer): nothing left to report on.
-                    self._due.pop(name, None)
+                    self.forget(name)
                     return
                 session.state_reason = str(e)
                 if ' 409: ' in str(e):
@@ -111,9 +137,9 @@ class Shipper(object):
                     session.state = 'suspended'
                 self.sessions.put(session)
             if delay is None:
-                self._due.pop(name, None)
-            elif name in self._due:
-                self._due[name] = time.monotonic() + delay
+                self.forget(name)
+            else:
+                self._reschedule(name, time.monotonic() + delay)
 
     def sync(self, session):
         """Ship one consistent image of the group to the peer."""
