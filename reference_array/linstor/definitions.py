@@ -264,7 +264,7 @@ class Definitions(object):
                     obj='rsc_dfn', op='delete', refs={'RscDfn': rd['name']})
             for vd in rd['vds']:
                 self.engine.release(vd['_layer'])
-            self.store.delete(rec.RDS, rd['id'])
+            self.records.delete(rec.RDS, rd)
         return [
             outcomes.report(
                 'ok', 'deleted', "Resource definition '%s' "
@@ -371,8 +371,7 @@ class Definitions(object):
                 fields.properties(spec, 'props', 'vlm_dfn'),
                 fields.strings(spec, 'flags', name),
                 minor=body.get('drbd_minor_number'))
-            self.nodes.check_space(rd, None)
-            self.records.put(rec.RDS, rd)
+            self.nodes.store_placed(rd)
         return [
             outcomes.report(
                 'ok', 'created', 'New volume definition %d of '
@@ -426,10 +425,9 @@ class Definitions(object):
                 obj='vlm_dfn', op='modify')
         vd['size_kib'] = size
         if size > old:
-            # The pools' usage is read from the store: store the growth
-            # first (the transaction undoes it on a refusal).
-            self.records.put(rec.RDS, rd)
-            self.nodes.check_space(rd, None, grown_kib=size - old)
+            # Stored before the rest of the resize: the transaction undoes
+            # it on a refusal.
+            self.nodes.store_placed(rd, grown_kib=size - old)
         diskful = sorted(n for n, r in rd['resources'].items()
                          if not r['diskless'])
         # Beyond 1000 pools no device is made either (see _size).

@@ -169,7 +169,7 @@ class Groups(object):
                     'in_use', "Resource group '%s' still "
                     "has resource definitions: %s" % (name, ', '.join(users)),
                     obj='rsc_grp', op='delete')
-            self.store.delete(rec.RGS, rg['id'])
+            self.records.delete(rec.RGS, rg)
         return [
             outcomes.report('ok', 'deleted',
                             "Resource group '%s' deleted." % name,

@@ -192,6 +192,31 @@ class ResourceDefinition(model.Model):
                     None)
 
 
+# -- storage pool usage -----------------------------------------------------
+@ls
+class PoolUsage(model.Model):
+    """What one node's storage pool holds, kept up to date by every
+    change of a definition (``usage``), so that placement reads one row
+    per pool instead of every definition on the node.
+
+    Named ``<node>;<pool>``, LINSTOR's free space manager name.
+    """
+    KIND = 'ls_pool_usage'
+    name: str
+    node: str
+    pool: str
+    # The sizes of the volumes placed in the pool: a thick pool's used
+    # space, what a thin pool's oversubscription counts.
+    reserved_kib: int = private(0)
+    # Engine layer (text) -> how many volumes or snapshot images in the
+    # pool are it: a thin pool's used space is what they hold.
+    layers: dict = private(factory=dict)
+
+    @staticmethod
+    def name_of(node, pool):
+        return '%s;%s' % (node, pool)
+
+
 def keys_of(obj):
     """The keys of a stored object: its model's, and its name in any
     case.
@@ -199,7 +224,7 @@ def keys_of(obj):
     return set(obj.keys()) | {('name.folded', obj.name.lower())}
 
 
-STORED = (Node, Controller, ResourceGroup, ResourceDefinition)
+STORED = (Node, Controller, ResourceGroup, ResourceDefinition, PoolUsage)
 BY_KIND = {m.KIND: m for m in STORED}
 KEY_FUNCTIONS = {m.KIND: (lambda m: lambda row: keys_of(m.from_row(row)))(m)
                  for m in STORED}

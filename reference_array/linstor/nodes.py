@@ -73,33 +73,25 @@ class Nodes(object):
                     'name': 'controller',
                     'props': {}
                 })
+            self.records.usage.open(self.records.nodes())
 
-    def pool_usage(self, node_name, pool_name):
-        """(used KiB, reserved KiB) of one node's pool.
+    def pool_usage(self, node, pool_name):
+        """(used KiB, reserved KiB) of one node's pool (``node``: a
+        ``models.Node``).
 
         Used is what the pool's free space lacks: the volumes' sizes in a
         thick pool, the bytes written in a thin one. Reserved is what
         LINSTOR counts against a thin pool's oversubscription: the sizes
         of its volumes.
         """
-        thin = rec.PROVIDERS[self.records.node(node_name)['pools'][pool_name]
-                             ['provider_kind']][0]
-        layers, fat = [], 0
-        for rd in self.records.definitions_holding(node_name):
-            rsc = rd['resources'].get(node_name)
-            if rsc and rsc.get('pool') == pool_name:
-                layers += [vd['_layer'] for vd in rd['vds']]
-                fat += sum(vd['size_kib'] for vd in rd['vds'])
-            for snap in rd['snapshots'].values():
-                if node_name in snap['nodes'] and snap.get(
-                        'pools', {}).get(node_name) == pool_name:
-                    layers += [v['_layer'] for v in snap['vds']]
+        thin = rec.PROVIDERS[node.pools[pool_name].provider_kind][0]
+        layers, fat = self.records.usage.of(node.name, pool_name)
         if not thin:
             return fat, fat
         _logical, physical = self.engine.usage(layers)
         return -(-physical // 1024), fat
 
-    def room(self, node_name, pool_name):
+    def room(self, node, pool_name):
         """(free KiB, the largest new volume KiB) of one node's pool.
 
         LINSTOR's rule for thin pools: a new volume may be as large as the
@@ -107,9 +99,8 @@ class Nodes(object):
         the capacity times the ratio less the sizes already placed there.
         Resizes are not held to it.
         """
-        kind = self.records.node(node_name)['pools'][pool_name][
-            'provider_kind']
-        used, reserved = self.pool_usage(node_name, pool_name)
+        kind = node.pools[pool_name].provider_kind
+        used, reserved = self.pool_usage(node, pool_name)
         free = max(self.pool_kib - used, 0)
         if not rec.PROVIDERS[kind][0]:
             return free, free
@@ -140,7 +131,7 @@ class Nodes(object):
         if kind == 'DISKLESS':
             view['free_capacity'] = view['total_capacity'] = rec.INT64_MAX
         else:
-            used, _reserved = self.pool_usage(node.name, name)
+            used, _reserved = self.pool_usage(node, name)
             total, free = self.engine.bounded(self.pool_kib * 1024,
                                               used * 1024)
             view['total_capacity'] = total // 1024
@@ -231,6 +222,7 @@ class Nodes(object):
             node['pools'][name] = {'provider_kind': kind,
                                    'uuid': str(uuid.uuid4()), 'props': props}
             self.records.put(rec.NODES, node)
+            self.records.usage.add_pool(node['name'], name)
         return [outcomes.report(
             'ok', 'created', "New storage pool '%s' on node '%s' registered."
             % (name, node['name']), obj='stor_pool', op='create',
@@ -252,25 +244,40 @@ class Nodes(object):
     def delete_controller_prop(self, key):
         return self.set_controller_props({'delete_props': [key]})
 
-    def check_space(self, rd, nodes, grown_kib=None):
-        """Thick pools must hold every volume of their replicas.
+    def store_placed(self, rd, grown_kib=None):
+        """Store the definition ``rd``, refused (and with it the
+        transaction it is stored in) unless its replicas' thick pools hold
+        their volumes.
 
         ``grown_kib``: the growth of a volume definition being resized,
         refused as LINSTOR refuses it (FAIL_NOT_ENOUGH_FREE_SPACE on the
         volume definition, naming the pools short of space).
         """
+        if grown_kib is None:
+            # A placement is held to the pools as they stand before it
+            # (what was placed there already must fit).
+            self._check_space(rd, grown_kib)
+            self.records.put(rec.RDS, rd)
+        else:
+            # A growth is held to the pools with it counted.
+            self.records.put(rec.RDS, rd)
+            self._check_space(rd, grown_kib)
+
+    def _check_space(self, rd, grown_kib):
+        """Thick pools must hold every volume of their replicas: the
+        pools' usage as stored.
+        """
         need = sum(vd['size_kib'] for vd in rd['vds'])
         short = []
         for node_name, rsc in sorted(rd['resources'].items()):
-            if nodes is not None and node_name not in nodes:
-                continue
             pool = rsc.get('pool')
             if not pool:
                 continue
-            kind = self.records.node(node_name)['pools'][pool]['provider_kind']
-            if rec.PROVIDERS[kind][0]:
+            node = self.records.typed(rec.NODES,
+                                      self.records.node(node_name))
+            if rec.PROVIDERS[node.pools[pool].provider_kind][0]:
                 continue
-            used, _reserved = self.pool_usage(node_name, pool)
+            used, _reserved = self.pool_usage(node, pool)
             if used > self.pool_kib:
                 short.append('Node: %s, StorPool: %s' % (node_name, pool))
         if short and grown_kib is not None:

@@ -66,7 +66,7 @@ class Placement(object):
                 if not pools and pool_name != rec.DEFAULT_POOL and \
                         rec.DEFAULT_POOL in node.pools:
                     continue
-                free, largest = self.nodes.room(name, pool_name)
+                free, largest = self.nodes.room(node, pool_name)
                 if largest < size:
                     continue
                 if best is None or free > best[1]:
@@ -161,7 +161,6 @@ class Placement(object):
             for node in self.records.nodes():
                 if node.name not in rd['resources']:
                     self.add_resource(rd, node.name, None, True)
-        self.nodes.check_space(rd, None)
         return entries
 
     def autoplace(self, name, body):
@@ -177,7 +176,7 @@ class Placement(object):
                 if not rd['resources']:
                     rd['layers'] = layers
             entries = self._place(rd, self._merged_filter(rd, flt))
-            self.records.put(rec.RDS, rd)
+            self.nodes.store_placed(rd)
         return entries
 
     def spawn(self, rg_name, body):
@@ -221,7 +220,7 @@ class Placement(object):
                         obj='rsc_grp', op='create',
                         refs={'RscDfn': rd['name'], 'RscGrp': rg_name},
                         details=exc.message)
-            self.records.put(rec.RDS, rd)
+            self.nodes.store_placed(rd)
         return entries
 
     def query_size_info(self, rg_name, body):

@@ -27,6 +27,7 @@ import time
 from reference_array.core import query
 from reference_array.linstor import models
 from reference_array.linstor import outcomes
+from reference_array.linstor import usage as usage_mod
 
 NODES, RGS, RDS, CTRL = (models.Node.KIND, models.ResourceGroup.KIND,
                          models.ResourceDefinition.KIND,
@@ -93,6 +94,9 @@ class Records(object):
 
     def __init__(self, store):
         self.store = store
+        # What each node's storage pool holds, moved by every change of a
+        # definition stored through ``put`` and ``delete``.
+        self.usage = usage_mod.Usage(store)
 
     def find(self, kind, name):
         if not isinstance(name, str):
@@ -153,11 +157,25 @@ class Records(object):
 
     def put(self, kind, obj):
         """Store ``obj``, refused unless its model reads it."""
-        if 'id' not in obj:
-            obj['id'] = self.store.next_id(kind)
-        self.store.put(kind, obj['id'], obj,
-                       keys=models.keys_of(self.typed(kind, obj)))
+        with self.store.transaction():
+            before = None
+            if 'id' not in obj:
+                obj['id'] = self.store.next_id(kind)
+            elif kind == RDS:
+                before = self.store.get(kind, obj['id'])
+            self.store.put(kind, obj['id'], obj,
+                           keys=models.keys_of(self.typed(kind, obj)))
+            if kind == RDS:
+                self.usage.changed(before, obj)
         return obj
+
+    def delete(self, kind, obj):
+        """Remove the stored object ``obj``."""
+        with self.store.transaction():
+            before = self.store.get(kind, obj['id']) if kind == RDS else None
+            self.store.delete(kind, obj['id'])
+            if kind == RDS:
+                self.usage.changed(before, None)
 
     _KINDS = {
         NODES: ('node', 'Node', 'Node'),

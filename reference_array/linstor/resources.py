@@ -214,8 +214,7 @@ class Resources(object):
                             'deprecated; DRBD_DISKLESS was used.', obj='rsc',
                             op='create'))
                 entries.append(outcomes.resource_created(rd['name'], node))
-            self.nodes.check_space(rd, None)
-            self.records.put(rec.RDS, rd)
+            self.nodes.store_placed(rd)
         return entries
 
     def make_available(self, name, node_name, body):
@@ -229,8 +228,7 @@ class Resources(object):
                 if diskful and have['diskless']:
                     have['diskless'] = False
                     have['pool'] = self._default_pool(rd)
-                    self.nodes.check_space(rd, None)
-                    self.records.put(rec.RDS, rd)
+                    self.nodes.store_placed(rd)
                 return [
                     outcomes.report(
                         'info', 'already_deployed',
@@ -246,8 +244,7 @@ class Resources(object):
                     "has no storage pool '%s' for a diskful "
                     "resource." % (node['name'], pool), obj='stor_pool')
             self.placement.add_resource(rd, node['name'], pool, diskless)
-            self.nodes.check_space(rd, None)
-            self.records.put(rec.RDS, rd)
+            self.nodes.store_placed(rd)
         return [
             outcomes.report(
                 'ok', 'created', "Resource '%s' made available "
@@ -309,8 +306,7 @@ class Resources(object):
             else:
                 raise outcomes.invalid('unknown toggle-disk operation %r' %
                                        operation)
-            self.nodes.check_space(rd, None)
-            self.records.put(rec.RDS, rd)
+            self.nodes.store_placed(rd)
         return [
             outcomes.report(
                 'ok', 'modified', "Resource '%s' on node '%s' "

@@ -254,8 +254,7 @@ class Snapshots(object):
                         'ok', 'created', "Resource '%s' "
                         "restored on node '%s'." % (target['name'], node),
                         obj='rsc', op='create'))
-            self.nodes.check_space(target, None)
-            self.records.put(rec.RDS, target)
+            self.nodes.store_placed(target)
         return entries
 
     def rollback(self, rd_name, snap_name):
@@ -308,10 +307,9 @@ class Snapshots(object):
                 if not rsc['diskless']:
                     self.placement.add_resource(rd, node_name, rsc['pool'],
                                                 False)
-            self.nodes.check_space(rd, None)
             src['clones'][rd['name']] = 'COMPLETE'
             self.records.put(rec.RDS, src)
-            self.records.put(rec.RDS, rd)
+            self.nodes.store_placed(rd)
         location = '/v1/resource-definitions/%s/clone/%s' % (src['name'],
                                                              rd['name'])
         return {
