@@ -70,6 +70,13 @@ class Node(model.Model):
     def keys(self):
         return model.Model.keys(self) + [('pools.key', p) for p in self.pools]
 
+    def evacuate(self):
+        self.flags = sorted(set(self.flags) | {'EVACUATE'})
+
+    def restore(self):
+        self.flags = [f for f in self.flags
+                      if f not in ('EVACUATE', 'EVICTED')]
+
 
 @ls
 class Controller(model.Model):

@@ -23,8 +23,14 @@ and each node's pool is charged for them.
 import uuid
 
 from reference_array.linstor import fields
+from reference_array.linstor import models
 from reference_array.linstor import outcomes
 from reference_array.linstor import records as rec
+
+
+def _pool(kind, props):
+    return models.StoragePool(provider_kind=kind, uuid=str(uuid.uuid4()),
+                              props=props)
 
 
 class Nodes(object):
@@ -39,40 +45,19 @@ class Nodes(object):
         with self.store.transaction():
             for spec in nodes:
                 if self.records.find(rec.NODES, spec['name']) is None:
-                    self.records.put(
-                        rec.NODES, {
-                            'name': spec['name'],
-                            'flags': [],
-                            'props': dict(spec.get('props') or {}),
-                            'uuid': str(uuid.uuid4()),
-                            'pools': {
-                                name: {
-                                    'provider_kind': kind,
-                                    'uuid': str(uuid.uuid4()),
-                                    'props': {} if kind == 'DISKLESS' else {
-                                        'StorDriver/StorPoolName': 'vg-%s' %
-                                        name.lower()
-                                    }
-                                }
-                                for name, kind in spec['pools'].items()
-                            }
-                        })
+                    self.records.save(models.Node(
+                        name=spec['name'],
+                        props=dict(spec.get('props') or {}),
+                        uuid=str(uuid.uuid4()),
+                        pools={name: _pool(kind, {} if kind == 'DISKLESS'
+                                           else {'StorDriver/StorPoolName':
+                                                 'vg-%s' % name.lower()})
+                               for name, kind in spec['pools'].items()}))
             if self.records.find(rec.RGS, rec.DEFAULT_RG) is None:
-                self.records.put(
-                    rec.RGS, {
-                        'name': rec.DEFAULT_RG,
-                        'description': '',
-                        'props': {},
-                        'select_filter': {},
-                        'uuid': str(uuid.uuid4()),
-                        'volume_groups': []
-                    })
+                self.records.save(models.ResourceGroup(
+                    name=rec.DEFAULT_RG, uuid=str(uuid.uuid4())))
             if self.store.get(rec.CTRL, 1) is None:
-                self.store.put(rec.CTRL, 1, {
-                    'id': 1,
-                    'name': 'controller',
-                    'props': {}
-                })
+                self.records.save(models.Controller(id=1))
             self.records.usage.open(self.records.nodes())
 
     def pool_usage(self, node, pool_name):
@@ -186,15 +171,12 @@ class Nodes(object):
 
     def node_flag(self, name, action):
         with self.store.transaction():
-            node = self.records.node(name)
+            node = self.records.load(rec.NODES, name)
             if action == 'evacuate':
-                node['flags'] = sorted(set(node['flags']) | {'EVACUATE'})
+                node.evacuate()
             else:
-                node['flags'] = [
-                    f for f in node['flags']
-                    if f not in ('EVACUATE', 'EVICTED')
-                ]
-            self.records.put(rec.NODES, node)
+                node.restore()
+            self.records.save(node)
         return [
             outcomes.report(
                 'ok', 'modified', "Node '%s' %s." %
@@ -215,27 +197,29 @@ class Nodes(object):
                                    obj='stor_pool', op='create')
         props = fields.properties(body, 'props', 'stor_pool')
         with self.store.transaction():
-            node = self.records.must(rec.NODES, node_name, 'create')
-            if any(p.lower() == name.lower() for p in node['pools']):
+            node = self.records.load(rec.NODES, node_name, 'create')
+            if any(p.lower() == name.lower() for p in node.pools):
                 raise outcomes.exists('stor_pool', "Storage pool '%s' on "
-                                      "node '%s'" % (name, node['name']))
-            node['pools'][name] = {'provider_kind': kind,
-                                   'uuid': str(uuid.uuid4()), 'props': props}
-            self.records.put(rec.NODES, node)
-            self.records.usage.add_pool(node['name'], name)
+                                      "node '%s'" % (name, node.name))
+            node.pools[name] = _pool(kind, props)
+            self.records.save(node)
+            self.records.usage.add_pool(node.name, name)
         return [outcomes.report(
             'ok', 'created', "New storage pool '%s' on node '%s' registered."
-            % (name, node['name']), obj='stor_pool', op='create',
-            refs={'Node': node['name'], 'StorPool': name})]
+            % (name, node.name), obj='stor_pool', op='create',
+            refs={'Node': node.name, 'StorPool': name})]
+
+    def _controller(self):
+        return self.records.typed(rec.CTRL, self.store.get(rec.CTRL, 1))
 
     def controller_props(self):
-        return dict(self.store.get(rec.CTRL, 1)['props'])
+        return dict(self._controller().props)
 
     def set_controller_props(self, body):
         with self.store.transaction():
-            ctrl = self.store.get(rec.CTRL, 1)
-            fields.apply_props(ctrl['props'], body, 'controller')
-            self.store.put(rec.CTRL, 1, ctrl)
+            ctrl = self._controller()
+            fields.apply_props(ctrl.props, body, 'controller')
+            self.records.save(ctrl)
         return [
             outcomes.report('ok', 'modified', 'Controller properties '
                             'applied.', obj='ctrl_conf', op='modify')

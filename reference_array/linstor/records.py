@@ -155,6 +155,26 @@ class Records(object):
         """``named``, as models."""
         return [self.typed(kind, obj) for obj in self.named(kind, names)]
 
+    def load(self, kind, name, op=None):
+        """The model of the object of ``kind`` named ``name`` (any case);
+        refused (not found) if there is none.
+        """
+        return self.typed(kind, self.must(kind, name, op))
+
+    def load_found(self, kind, name):
+        """The model of the object named ``name``, or None."""
+        found = self.find(kind, name)
+        return None if found is None else self.typed(kind, found)
+
+    def save(self, obj):
+        """Store the model ``obj`` (a new one gets its id)."""
+        row = obj.to_row(compact=True)
+        if not obj.id:
+            del row['id']
+        row = self.put(obj.KIND, row)
+        obj.id = row['id']
+        return obj
+
     def put(self, kind, obj):
         """Store ``obj``, refused unless its model reads it."""
         with self.store.transaction():
@@ -170,10 +190,11 @@ class Records(object):
         return obj
 
     def delete(self, kind, obj):
-        """Remove the stored object ``obj``."""
+        """Remove the stored object ``obj`` (a row or a model)."""
+        obj_id = obj.id if isinstance(obj, models.model.Model) else obj['id']
         with self.store.transaction():
-            before = self.store.get(kind, obj['id']) if kind == RDS else None
-            self.store.delete(kind, obj['id'])
+            before = self.store.get(kind, obj_id) if kind == RDS else None
+            self.store.delete(kind, obj_id)
             if kind == RDS:
                 self.usage.changed(before, None)
 
