@@ -87,7 +87,7 @@ class Groups(object):
                 for rg in self.records.typed_named(rec.RGS, names)]
 
     def resource_group(self, name):
-        return self.rg_view(self.records.typed(rec.RGS, self.records.rg(name)))
+        return self.rg_view(self.records.load(rec.RGS, name))
 
     @staticmethod
     def _peer_slots(body):
@@ -170,7 +170,7 @@ class Groups(object):
         ]
 
     def volume_groups(self, name):
-        rg = self.records.typed(rec.RGS, self.records.rg(name))
+        rg = self.records.load(rec.RGS, name)
         return [vg.to_row() for vg in rg.volume_groups]
 
     def create_vg(self, name, body):

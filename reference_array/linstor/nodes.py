@@ -166,8 +166,7 @@ class Nodes(object):
         ]
 
     def node(self, name):
-        return self.node_view(self.records.typed(rec.NODES,
-                                                 self.records.node(name)))
+        return self.node_view(self.records.load(rec.NODES, name))
 
     def node_flag(self, name, action):
         with self.store.transaction():
@@ -241,24 +240,23 @@ class Nodes(object):
             # A placement is held to the pools as they stand before it
             # (what was placed there already must fit).
             self._check_space(rd, grown_kib)
-            self.records.put(rec.RDS, rd)
+            self.records.save(rd)
         else:
             # A growth is held to the pools with it counted.
-            self.records.put(rec.RDS, rd)
+            self.records.save(rd)
             self._check_space(rd, grown_kib)
 
     def _check_space(self, rd, grown_kib):
         """Thick pools must hold every volume of their replicas: the
         pools' usage as stored.
         """
-        need = sum(vd['size_kib'] for vd in rd['vds'])
+        need = sum(vd.size_kib for vd in rd.vds)
         short = []
-        for node_name, rsc in sorted(rd['resources'].items()):
-            pool = rsc.get('pool')
+        for node_name, rsc in sorted(rd.resources.items()):
+            pool = rsc.pool
             if not pool:
                 continue
-            node = self.records.typed(rec.NODES,
-                                      self.records.node(node_name))
+            node = self.records.load(rec.NODES, node_name)
             if rec.PROVIDERS[node.pools[pool].provider_kind][0]:
                 continue
             used, _reserved = self.pool_usage(node, pool)
@@ -269,7 +267,7 @@ class Nodes(object):
                 'no_space', 'Cannot grow the volume definition by %dKiB, as '
                 'the following storage pool do not have enough free '
                 'space:\n%s' % (grown_kib, '\n'.join(short)),
-                obj='vlm_dfn', op='modify', refs={'RscDfn': rd['name']})
+                obj='vlm_dfn', op='modify', refs={'RscDfn': rd.name})
         if short:
             raise outcomes.refused(
                 'no_space', 'Not enough free space in %s for %d KiB' % (

@@ -22,8 +22,6 @@ Every row is checked against its model (``models``) when it is stored,
 and keyed by it.
 """
 
-import time
-
 from reference_array.core import query
 from reference_array.linstor import models
 from reference_array.linstor import outcomes
@@ -84,10 +82,6 @@ def default_nodes(hostname):
         'props': {}
     })
     return nodes
-
-
-def now_ms():
-    return int(time.time() * 1000)
 
 
 class Records(object):
@@ -211,15 +205,6 @@ class Records(object):
             raise outcomes.not_found(obj, "%s '%s'" % (what, name), op=op,
                                      refs={ref: name})
         return found
-
-    def node(self, name):
-        return self.must(NODES, name)
-
-    def rd(self, name, op=None):
-        return self.must(RDS, name, op)
-
-    def rg(self, name, op=None):
-        return self.must(RGS, name, op)
 
     def named(self, kind, names):
         """Objects of ``kind`` (all, or those named; any case), by id."""
