@@ -130,11 +130,11 @@ def _is_part(kind):
     return isinstance(kind, type) and issubclass(kind, Part)
 
 
-def _stored(column, value):
+def _stored(column, value, compact=False):
     """A field's value as its row holds it."""
     if value is None:
         return None
-    item = (lambda v: v.to_row()) if _is_part(column.type) else (
+    item = (lambda v: v.to_row(compact)) if _is_part(column.type) else (
         lambda v: v)
     if column.shape == 'list':
         return [item(v) for v in value]
@@ -143,7 +143,7 @@ def _stored(column, value):
     if column.type is Ref:
         return value.to_wire()
     if isinstance(value, Part):
-        return value.to_row()
+        return value.to_row(compact)
     if column.type in (dict, list):
         return type(value)(value)
     return value
@@ -200,10 +200,17 @@ class Part(object):
                     ' or None' if column.optional else '', value))
 
     # -- the stored row ------------------------------------------------------
-    def to_row(self):
+    def to_row(self, compact=False):
+        """The stored row; ``compact``: optional fields that are None
+        left out (here and in its parts), as rows written before models
+        have them.
+        """
         self.check()
-        return {column.row: _stored(column, getattr(self, column.name))
-                for column in self.table()}
+        return {column.row: _stored(column, getattr(self, column.name),
+                                    compact)
+                for column in self.table()
+                if not (compact and column.optional and
+                        getattr(self, column.name) is None)}
 
     @classmethod
     def from_row(cls, row):

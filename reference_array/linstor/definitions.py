@@ -18,6 +18,7 @@ import re
 import uuid
 
 from reference_array.linstor import fields
+from reference_array.linstor import models
 from reference_array.linstor import outcomes
 from reference_array.linstor import records as rec
 
@@ -83,7 +84,7 @@ class Definitions(object):
         return view
 
     def _typed(self, name):
-        return self.records.typed(rec.RDS, self.records.rd(name))
+        return self.records.load(rec.RDS, name)
 
     def resource_definitions(self, names=(), with_vds=False, offset=0,
                              limit=None):
@@ -99,9 +100,9 @@ class Definitions(object):
 
     def in_group(self, rg_name):
         """Names of the definitions of a resource group (any case)."""
-        rg = self.records.find(rec.RGS, rg_name)
-        return [] if rg is None else [
-            rd['name'] for rd in self.store.find(rec.RDS, 'rg', rg['name'])]
+        rg = self.records.load_found(rec.RGS, rg_name)
+        return [] if rg is None else self.store.pluck(rec.RDS, 'rg', rg.name,
+                                                      '$.name')
 
     def resource_definition(self, name):
         # LINSTOR 1.33's single-definition GET carries no volume
@@ -158,33 +159,20 @@ class Definitions(object):
         if self.records.find(rec.RDS, name):
             raise outcomes.exists('rsc_dfn', "Resource definition '%s'" % name,
                                   refs={'RscDfn': name})
-        rg = self.records.rg(rg_name or rec.DEFAULT_RG, op='create')
+        rg = self.records.load(rec.RGS, rg_name or rec.DEFAULT_RG,
+                               op='create')
         if layers is None:
-            layers = rg['select_filter'].get('layer_stack') or [
+            layers = rg.select_filter.get('layer_stack') or [
                 'DRBD', 'STORAGE'
             ]
         if port is None:
             port = rec.PORT_BASE + self.store.next_id('ls_port')
-        rd = {
-            'name': name,
-            'rg': rg['name'],
-            'props': dict(props),
-            'layers': layers,
-            'uuid': str(uuid.uuid4()),
-            'port': port,
-            'secret': uuid.uuid4().hex[:20],
-            'peer_slots': rec.DEFAULT_PEER_SLOTS if peer_slots is None
+        return self.records.save(models.ResourceDefinition(
+            name=name, rg=rg.name, props=dict(props), layers=layers,
+            uuid=str(uuid.uuid4()), port=port, secret=uuid.uuid4().hex[:20],
+            peer_slots=rec.DEFAULT_PEER_SLOTS if peer_slots is None
             else peer_slots,
-            'vds': [],
-            # minor -> volume number: the store finds a minor in use by key.
-            'minors': {},
-            'resources': {},
-            'snapshots': {},
-            'clones': {}
-        }
-        if external:
-            rd['external_name'] = str(external)
-        return self.records.put(rec.RDS, rd)
+            external_name=str(external) if external else None))
 
     def create_rd(self, body):
         spec = body.get('resource_definition')
@@ -208,47 +196,47 @@ class Definitions(object):
         return [
             outcomes.report(
                 'ok', 'created', "New resource definition '%s' "
-                "created." % rd['name'], obj='rsc_dfn', op='create',
-                refs={'RscDfn': rd['name']})
+                "created." % rd.name, obj='rsc_dfn', op='create',
+                refs={'RscDfn': rd.name})
         ]
 
     def modify_rd(self, name, body):
         with self.store.transaction():
-            rd = self.records.rd(name, op='modify')
+            rd = self.records.load(rec.RDS, name, op='modify')
             port = self.drbd_port(body, 'modify')
             if port is not None:
-                rd['port'] = port
+                rd.port = port
             slots = self.peer_slots(body)
             if slots is not None:
-                rd['peer_slots'] = slots
-            fields.apply_props(rd['props'], body, 'rsc_dfn')
+                rd.peer_slots = slots
+            fields.apply_props(rd.props, body, 'rsc_dfn')
             for space in fields.strings(body, 'delete_namespaces', name):
                 for key in [
-                        k for k in rd['props']
+                        k for k in rd.props
                         if k.startswith(space.rstrip('/') + '/')
                 ]:
-                    del rd['props'][key]
+                    del rd.props[key]
             if body.get('resource_group'):
-                rd['rg'] = self.records.rg(body['resource_group'],
-                                           op='modify')['name']
+                rd.rg = self.records.load(rec.RGS, body['resource_group'],
+                                          op='modify').name
             if body.get('layer_stack'):
-                if rd['resources']:
+                if rd.resources:
                     raise outcomes.refused(
                         'layer_stack', 'The layer '
                         'stack of a deployed resource '
                         'cannot change.', obj='rsc_dfn', op='modify')
-                rd['layers'] = fields.layers(body['layer_stack'], name)
-            self.records.put(rec.RDS, rd)
+                rd.layers = fields.layers(body['layer_stack'], name)
+            self.records.save(rd)
         return [
             outcomes.report(
                 'ok', 'modified', "Resource definition '%s' "
-                "modified." % rd['name'], obj='rsc_dfn', op='modify',
-                refs={'RscDfn': rd['name']})
+                "modified." % rd.name, obj='rsc_dfn', op='modify',
+                refs={'RscDfn': rd.name})
         ]
 
     def delete_rd(self, name):
         with self.store.transaction():
-            rd = self.records.find(rec.RDS, name)
+            rd = self.records.load_found(rec.RDS, name)
             if rd is None:
                 return [
                     outcomes.report(
@@ -256,30 +244,31 @@ class Definitions(object):
                         "definition '%s' not found." % name, obj='rsc_dfn',
                         op='delete', refs={'RscDfn': name})
                 ]
-            if rd['snapshots']:
+            if rd.snapshots:
                 raise outcomes.refused(
                     'in_use', "Resource definition '%s' "
                     "still has snapshots: %s" %
-                    (rd['name'], ', '.join(sorted(rd['snapshots']))),
-                    obj='rsc_dfn', op='delete', refs={'RscDfn': rd['name']})
-            for vd in rd['vds']:
-                self.engine.release(vd['_layer'])
-            self.store.delete(rec.RDS, rd['id'])
+                    (rd.name, ', '.join(sorted(rd.snapshots))),
+                    obj='rsc_dfn', op='delete', refs={'RscDfn': rd.name})
+            for vd in rd.vds:
+                self.engine.release(vd.layer)
+            self.records.delete(rec.RDS, rd)
         return [
             outcomes.report(
                 'ok', 'deleted', "Resource definition '%s' "
-                "deleted." % rd['name'], obj='rsc_dfn', op='delete',
-                refs={'RscDfn': rd['name']})
+                "deleted." % rd.name, obj='rsc_dfn', op='delete',
+                refs={'RscDfn': rd.name})
         ]
 
-    def _vd(self, rd, number):
-        for vd in rd['vds']:
-            if vd['volume_number'] == number:
-                return vd
+    @staticmethod
+    def _vd(rd, number):
+        vd = rd.volume(number)
+        if vd is not None:
+            return vd
         raise outcomes.not_found(
-            'vlm_dfn', 'Volume definition %d of %s' % (number, rd['name']),
+            'vlm_dfn', 'Volume definition %d of %s' % (number, rd.name),
             refs={
-                'RscDfn': rd['name'],
+                'RscDfn': rd.name,
                 'VlmNr': str(number)
             })
 
@@ -300,7 +289,7 @@ class Definitions(object):
         LINSTOR refuses a minor out of range or in use.
         """
         def used(minor):
-            return str(minor) in rd.get('minors', {}) or self.store.count(
+            return str(minor) in rd.minors or self.store.count(
                 rec.RDS, 'minors.key', str(minor))
         if wanted is None:
             minor = rec.MINOR_BASE - 1 + self.store.next_id('ls_minor')
@@ -324,28 +313,23 @@ class Definitions(object):
     def add_vd(self, rd, number, size_kib, props=None, flags=(), layer=None,
                minor=None):
         if number is None:
-            number = max([vd['volume_number'] for vd in rd['vds']] + [-1]) + 1
+            number = max([vd.volume_number for vd in rd.vds] + [-1]) + 1
         if not 0 <= number <= rec.VOLUME_NR_MAX:
             raise outcomes.refused(
                 'vlm_nr', "The specified volume number '%d' is invalid. "
                 'Volume numbers have to be in range of 0 - %d.' % (
                     number, rec.VOLUME_NR_MAX), obj='vlm_dfn', op='create')
-        if any(vd['volume_number'] == number for vd in rd['vds']):
+        if rd.volume(number) is not None:
             raise outcomes.exists(
-                'vlm_dfn', 'Volume definition %d of %s' % (number, rd['name']))
+                'vlm_dfn', 'Volume definition %d of %s' % (number, rd.name))
         size_kib = self._size(size_kib, 'create')
-        vd = {
-            'volume_number': number,
-            'size_kib': size_kib,
-            'props': dict(props or {}),
-            'flags': list(flags),
-            'uuid': str(uuid.uuid4()),
-            'minor': self._minor(rd, minor),
-            '_layer': layer if layer is not None else self.engine.new_layer(
-                dedup=True)
-        }
-        rd['vds'].append(vd)
-        rd.setdefault('minors', {})[str(vd['minor'])] = number
+        vd = models.VolumeDefinition(
+            volume_number=number, size_kib=size_kib, props=dict(props or {}),
+            flags=list(flags), uuid=str(uuid.uuid4()),
+            minor=self._minor(rd, minor),
+            layer=layer if layer is not None else self.engine.new_layer(
+                dedup=True))
+        rd.add_volume(vd)
         return vd
 
     def volume_definitions(self, name):
@@ -353,17 +337,15 @@ class Definitions(object):
         return [self.vd_view(rd, vd) for vd in rd.vds]
 
     def volume_definition(self, name, number):
-        rd = self.records.rd(name)
-        self._vd(rd, number)
-        typed = self.records.typed(rec.RDS, rd)
-        return self.vd_view(typed, typed.volume(number))
+        rd = self._typed(name)
+        return self.vd_view(rd, self._vd(rd, number))
 
     def create_vd(self, name, body):
         spec = body.get('volume_definition')
         if not isinstance(spec, dict):
             raise outcomes.invalid('volume_definition must be an object')
         with self.store.transaction():
-            rd = self.records.rd(name, op='create')
+            rd = self.records.load(rec.RDS, name, op='create')
             number = spec.get('volume_number')
             vd = self.add_vd(
                 rd, None if number is None else fields.integer(
@@ -371,22 +353,21 @@ class Definitions(object):
                 fields.properties(spec, 'props', 'vlm_dfn'),
                 fields.strings(spec, 'flags', name),
                 minor=body.get('drbd_minor_number'))
-            self.nodes.check_space(rd, None)
-            self.records.put(rec.RDS, rd)
+            self.nodes.store_placed(rd)
         return [
             outcomes.report(
                 'ok', 'created', 'New volume definition %d of '
-                "'%s' created." % (vd['volume_number'], rd['name']),
+                "'%s' created." % (vd.volume_number, rd.name),
                 obj='vlm_dfn', op='create', refs={
-                    'RscDfn': rd['name'],
-                    'VlmNr': str(vd['volume_number'])
+                    'RscDfn': rd.name,
+                    'VlmNr': str(vd.volume_number)
                 })
         ]
 
     def modify_vd(self, name, number, body):
         failed = []
         with self.store.transaction():
-            rd = self.records.rd(name, op='modify')
+            rd = self.records.load(rec.RDS, name, op='modify')
             vd = self._vd(rd, number)
             if body.get('size_kib') is not None:
                 size = fields.integer(body['size_kib'], 'size_kib', 1)
@@ -396,14 +377,14 @@ class Definitions(object):
                         'volume_size', 'Invalid volume size %d KiB' % size,
                         obj='vlm_dfn', op='modify')
                 failed = self._resize(rd, vd, size)
-            fields.apply_props(vd['props'], body, 'vlm_dfn')
-            self.records.put(rec.RDS, rd)
+            fields.apply_props(vd.props, body, 'vlm_dfn')
+            self.records.save(rd)
         return [
             outcomes.report(
                 'ok', 'modified', 'Volume definition %d of %s '
-                'modified.' % (number, rd['name']), obj='vlm_dfn', op='modify',
+                'modified.' % (number, rd.name), obj='vlm_dfn', op='modify',
                 refs={
-                    'RscDfn': rd['name'],
+                    'RscDfn': rd.name,
                     'VlmNr': str(number)
                 })
         ] + failed
@@ -417,43 +398,37 @@ class Definitions(object):
         satellite can make stays on the definition, flagged RESIZE, and
         its replicas keep their old size.
         """
-        number = vd['volume_number']
-        old = vd['size_kib']
-        if size < old and rd['resources']:
+        number = vd.volume_number
+        old = vd.size_kib
+        if size < old and rd.resources:
             raise outcomes.refused(
                 'volume_size', 'Volume %d of %s is deployed and cannot '
-                'shrink from %d to %d KiB' % (number, rd['name'], old, size),
+                'shrink from %d to %d KiB' % (number, rd.name, old, size),
                 obj='vlm_dfn', op='modify')
-        vd['size_kib'] = size
+        vd.size_kib = size
         if size > old:
-            # The pools' usage is read from the store: store the growth
-            # first (the transaction undoes it on a refusal).
-            self.records.put(rec.RDS, rd)
-            self.nodes.check_space(rd, None, grown_kib=size - old)
-        diskful = sorted(n for n, r in rd['resources'].items()
-                         if not r['diskless'])
+            # Stored before the rest of the resize: the transaction undoes
+            # it on a refusal.
+            self.nodes.store_placed(rd, grown_kib=size - old)
+        diskful = rd.diskful()
         # Beyond 1000 pools no device is made either (see _size).
         if size <= min(rec.SATELLITE_MAX_KIB, self.pool_kib * 1000) or \
                 not diskful:
-            vd.pop('usable_kib', None)
-            vd['flags'] = [f for f in vd['flags'] if f != 'RESIZE']
+            vd.resized()
             return []
-        vd.setdefault('usable_kib', old)
-        if 'RESIZE' not in vd['flags']:
-            vd['flags'].append('RESIZE')
+        vd.resize_pending(old)
         return [outcomes.report(
             'error', 'failed', '(%s) Failed to resize volume %d of '
             "resource '%s' to %d KiB: no device of that size can be "
-            'made' % (node, number, rd['name'], size),
+            'made' % (node, number, rd.name, size),
             obj='vlm_dfn', op='modify',
-            refs={'RscDfn': rd['name'], 'VlmNr': str(number)})
+            refs={'RscDfn': rd.name, 'VlmNr': str(number)})
             for node in diskful]
 
     def delete_vd(self, name, number):
         with self.store.transaction():
-            rd = self.records.find(rec.RDS, name)
-            vd = None if rd is None else next(
-                (v for v in rd['vds'] if v['volume_number'] == number), None)
+            rd = self.records.load_found(rec.RDS, name)
+            vd = None if rd is None else rd.volume(number)
             if vd is None:
                 return [
                     outcomes.report(
@@ -461,12 +436,11 @@ class Definitions(object):
                         'definition %d of %s not found.' % (number, name),
                         obj='vlm_dfn', op='delete')
                 ]
-            rd['vds'].remove(vd)
-            rd.get('minors', {}).pop(str(vd['minor']), None)
-            self.engine.release(vd['_layer'])
-            self.records.put(rec.RDS, rd)
+            rd.remove_volume(vd)
+            self.engine.release(vd.layer)
+            self.records.save(rd)
         return [
             outcomes.report(
                 'ok', 'deleted', 'Volume definition %d of %s '
-                'deleted.' % (number, rd['name']), obj='vlm_dfn', op='delete')
+                'deleted.' % (number, rd.name), obj='vlm_dfn', op='delete')
         ]

@@ -18,6 +18,7 @@ import re
 import uuid
 
 from reference_array.linstor import fields
+from reference_array.linstor import models
 from reference_array.linstor import outcomes
 from reference_array.linstor import records as rec
 
@@ -86,7 +87,7 @@ class Groups(object):
                 for rg in self.records.typed_named(rec.RGS, names)]
 
     def resource_group(self, name):
-        return self.rg_view(self.records.typed(rec.RGS, self.records.rg(name)))
+        return self.rg_view(self.records.load(rec.RGS, name))
 
     @staticmethod
     def _peer_slots(body):
@@ -110,19 +111,13 @@ class Groups(object):
             if self.records.find(rec.RGS, name):
                 raise outcomes.exists('rsc_grp', "Resource group '%s'" % name,
                                       refs={'RscGrp': name})
-            self.records.put(
-                rec.RGS, {
-                    'name': name,
-                    'description': str(body.get('description') or ''),
-                    # LINSTOR 1.33 ignores the props of a group create:
-                    # they are set with a modify.
-                    'props': {},
-                    'peer_slots': slots,
-                    'select_filter': self.select_filter(
-                        body.get('select_filter'), name),
-                    'uuid': str(uuid.uuid4()),
-                    'volume_groups': []
-                })
+            # LINSTOR 1.33 ignores the props of a group create: they are
+            # set with a modify.
+            self.records.save(models.ResourceGroup(
+                name=name, description=str(body.get('description') or ''),
+                peer_slots=slots, select_filter=self.select_filter(
+                    body.get('select_filter'), name),
+                uuid=str(uuid.uuid4())))
         return [
             outcomes.report('ok', 'created', "New resource group '%s' "
                             "created." % name, obj='rsc_grp', op='create',
@@ -131,17 +126,17 @@ class Groups(object):
 
     def modify_rg(self, name, body):
         with self.store.transaction():
-            rg = self.records.rg(name, op='modify')
+            rg = self.records.load(rec.RGS, name, op='modify')
             slots = self._peer_slots(body)
             if slots is not None:
-                rg['peer_slots'] = slots
+                rg.peer_slots = slots
             if body.get('description') is not None:
-                rg['description'] = str(body['description'])
-            fields.apply_props(rg['props'], body, 'rsc_grp')
+                rg.description = str(body['description'])
+            fields.apply_props(rg.props, body, 'rsc_grp')
             if body.get('select_filter') is not None:
-                rg['select_filter'].update(
+                rg.select_filter.update(
                     self.select_filter(body['select_filter'], name))
-            self.records.put(rec.RGS, rg)
+            self.records.save(rg)
         return [
             outcomes.report('ok', 'modified', "Resource group '%s' "
                             "modified." % name, obj='rsc_grp', op='modify',
@@ -150,7 +145,7 @@ class Groups(object):
 
     def delete_rg(self, name):
         with self.store.transaction():
-            rg = self.records.find(rec.RGS, name)
+            rg = self.records.load_found(rec.RGS, name)
             if rg is None:
                 return [
                     outcomes.report('warn', 'not_found', "Resource group "
@@ -161,15 +156,13 @@ class Groups(object):
                 raise outcomes.refused(
                     'in_use', 'The default resource group '
                     'cannot be deleted.', obj='rsc_grp', op='delete')
-            users = [
-                rd['name'] for rd in self.store.find(rec.RDS, 'rg', rg['name'])
-            ]
+            users = self.store.pluck(rec.RDS, 'rg', rg.name, '$.name')
             if users:
                 raise outcomes.refused(
                     'in_use', "Resource group '%s' still "
                     "has resource definitions: %s" % (name, ', '.join(users)),
                     obj='rsc_grp', op='delete')
-            self.store.delete(rec.RGS, rg['id'])
+            self.records.delete(rec.RGS, rg)
         return [
             outcomes.report('ok', 'deleted',
                             "Resource group '%s' deleted." % name,
@@ -177,27 +170,25 @@ class Groups(object):
         ]
 
     def volume_groups(self, name):
-        rg = self.records.typed(rec.RGS, self.records.rg(name))
+        rg = self.records.load(rec.RGS, name)
         return [vg.to_row() for vg in rg.volume_groups]
 
     def create_vg(self, name, body):
         with self.store.transaction():
-            rg = self.records.rg(name, op='create')
+            rg = self.records.load(rec.RGS, name, op='create')
             number = body.get('volume_number')
             number = len(
-                rg['volume_groups']) if number is None else fields.integer(
+                rg.volume_groups) if number is None else fields.integer(
                     number, 'volume_number')
-            if any(vg['volume_number'] == number
-                   for vg in rg['volume_groups']):
+            if any(vg.volume_number == number for vg in rg.volume_groups):
                 raise outcomes.exists('vlm_grp',
                                       'Volume group %d of %s' % (number, name))
-            rg['volume_groups'].append({
-                'volume_number': number,
-                'props': fields.properties(body, 'props', 'vlm_grp'),
-                'flags': fields.strings(body, 'flags', name),
-                'uuid': str(uuid.uuid4())
-            })
-            self.records.put(rec.RGS, rg)
+            rg.volume_groups.append(models.VolumeGroup(
+                volume_number=number,
+                props=fields.properties(body, 'props', 'vlm_grp'),
+                flags=fields.strings(body, 'flags', name),
+                uuid=str(uuid.uuid4())))
+            self.records.save(rg)
         return [
             outcomes.report('ok', 'created',
                             'Volume group %d of %s created.' % (number, name),

@@ -31,7 +31,9 @@ snapshots (``snapshot_nodes``) and by the DRBD minors it uses
 """
 
 import dataclasses
+import time
 import typing
+import uuid
 
 from reference_array.core import model
 
@@ -42,6 +44,10 @@ private = model.private
 ls = dataclasses.dataclass(kw_only=True, slots=True)
 # DRBD peer slots of a definition that names none.
 DEFAULT_PEER_SLOTS = 7
+
+
+def now_ms():
+    return int(time.time() * 1000)
 
 
 def _empty(kind):
@@ -69,6 +75,13 @@ class Node(model.Model):
 
     def keys(self):
         return model.Model.keys(self) + [('pools.key', p) for p in self.pools]
+
+    def evacuate(self):
+        self.flags = sorted(set(self.flags) | {'EVACUATE'})
+
+    def restore(self):
+        self.flags = [f for f in self.flags
+                      if f not in ('EVACUATE', 'EVICTED')]
 
 
 @ls
@@ -117,6 +130,20 @@ class VolumeDefinition(model.Part):
 
     def usable(self):
         return self.size_kib if self.usable_kib is None else self.usable_kib
+
+    def resize_pending(self, old_kib):
+        """The replicas could not take the new size: they keep what they
+        held (``old_kib``, unless a resize is pending already).
+        """
+        if self.usable_kib is None:
+            self.usable_kib = old_kib
+        if 'RESIZE' not in self.flags:
+            self.flags.append('RESIZE')
+
+    def resized(self):
+        """The replicas hold the volume's size."""
+        self.usable_kib = None
+        self.flags = [f for f in self.flags if f != 'RESIZE']
 
 
 @ls
@@ -191,6 +218,64 @@ class ResourceDefinition(model.Model):
         return next((vd for vd in self.vds if vd.volume_number == number),
                     None)
 
+    def add_volume(self, vd):
+        self.vds.append(vd)
+        self.minors[str(vd.minor)] = vd.volume_number
+
+    def remove_volume(self, vd):
+        self.vds.remove(vd)
+        self.minors.pop(str(vd.minor), None)
+
+    def diskful(self):
+        """Names of the nodes holding a diskful replica, sorted."""
+        return sorted(n for n, r in self.resources.items() if not r.diskless)
+
+    def add_resource(self, node, pool, diskless, props):
+        """A replica on ``node`` (its exact name), with the next free
+        DRBD node id.
+        """
+        ids = [r.node_id for r in self.resources.values()]
+        self.resources[node] = Resource(
+            diskless=bool(diskless), pool=pool, props=dict(props or {}),
+            uuid=str(uuid.uuid4()), node_id=max(ids + [-1]) + 1,
+            created=now_ms())
+
+    def snapshot(self, name):
+        """The snapshot so named in any case (as LINSTOR), or None."""
+        if not isinstance(name, str):
+            return None
+        found = self.snapshots.get(name)
+        if found is None:
+            folded = name.lower()
+            found = next((s for key, s in self.snapshots.items()
+                          if key.lower() == folded), None)
+        return found
+
+
+# -- storage pool usage -----------------------------------------------------
+@ls
+class PoolUsage(model.Model):
+    """What one node's storage pool holds, kept up to date by every
+    change of a definition (``usage``), so that placement reads one row
+    per pool instead of every definition on the node.
+
+    Named ``<node>;<pool>``, LINSTOR's free space manager name.
+    """
+    KIND = 'ls_pool_usage'
+    name: str
+    node: str
+    pool: str
+    # The sizes of the volumes placed in the pool: a thick pool's used
+    # space, what a thin pool's oversubscription counts.
+    reserved_kib: int = private(0)
+    # Engine layer (text) -> how many volumes or snapshot images in the
+    # pool are it: a thin pool's used space is what they hold.
+    layers: dict = private(factory=dict)
+
+    @staticmethod
+    def name_of(node, pool):
+        return '%s;%s' % (node, pool)
+
 
 def keys_of(obj):
     """The keys of a stored object: its model's, and its name in any
@@ -199,7 +284,7 @@ def keys_of(obj):
     return set(obj.keys()) | {('name.folded', obj.name.lower())}
 
 
-STORED = (Node, Controller, ResourceGroup, ResourceDefinition)
+STORED = (Node, Controller, ResourceGroup, ResourceDefinition, PoolUsage)
 BY_KIND = {m.KIND: m for m in STORED}
 KEY_FUNCTIONS = {m.KIND: (lambda m: lambda row: keys_of(m.from_row(row)))(m)
                  for m in STORED}

@@ -23,8 +23,14 @@ and each node's pool is charged for them.
 import uuid
 
 from reference_array.linstor import fields
+from reference_array.linstor import models
 from reference_array.linstor import outcomes
 from reference_array.linstor import records as rec
+
+
+def _pool(kind, props):
+    return models.StoragePool(provider_kind=kind, uuid=str(uuid.uuid4()),
+                              props=props)
 
 
 class Nodes(object):
@@ -39,67 +45,38 @@ class Nodes(object):
         with self.store.transaction():
             for spec in nodes:
                 if self.records.find(rec.NODES, spec['name']) is None:
-                    self.records.put(
-                        rec.NODES, {
-                            'name': spec['name'],
-                            'flags': [],
-                            'props': dict(spec.get('props') or {}),
-                            'uuid': str(uuid.uuid4()),
-                            'pools': {
-                                name: {
-                                    'provider_kind': kind,
-                                    'uuid': str(uuid.uuid4()),
-                                    'props': {} if kind == 'DISKLESS' else {
-                                        'StorDriver/StorPoolName': 'vg-%s' %
-                                        name.lower()
-                                    }
-                                }
-                                for name, kind in spec['pools'].items()
-                            }
-                        })
+                    self.records.save(models.Node(
+                        name=spec['name'],
+                        props=dict(spec.get('props') or {}),
+                        uuid=str(uuid.uuid4()),
+                        pools={name: _pool(kind, {} if kind == 'DISKLESS'
+                                           else {'StorDriver/StorPoolName':
+                                                 'vg-%s' % name.lower()})
+                               for name, kind in spec['pools'].items()}))
             if self.records.find(rec.RGS, rec.DEFAULT_RG) is None:
-                self.records.put(
-                    rec.RGS, {
-                        'name': rec.DEFAULT_RG,
-                        'description': '',
-                        'props': {},
-                        'select_filter': {},
-                        'uuid': str(uuid.uuid4()),
-                        'volume_groups': []
-                    })
+                self.records.save(models.ResourceGroup(
+                    name=rec.DEFAULT_RG, uuid=str(uuid.uuid4())))
             if self.store.get(rec.CTRL, 1) is None:
-                self.store.put(rec.CTRL, 1, {
-                    'id': 1,
-                    'name': 'controller',
-                    'props': {}
-                })
+                self.records.save(models.Controller(id=1))
+            self.records.usage.open(self.records.nodes())
 
-    def pool_usage(self, node_name, pool_name):
-        """(used KiB, reserved KiB) of one node's pool.
+    def pool_usage(self, node, pool_name):
+        """(used KiB, reserved KiB) of one node's pool (``node``: a
+        ``models.Node``).
 
         Used is what the pool's free space lacks: the volumes' sizes in a
         thick pool, the bytes written in a thin one. Reserved is what
         LINSTOR counts against a thin pool's oversubscription: the sizes
         of its volumes.
         """
-        thin = rec.PROVIDERS[self.records.node(node_name)['pools'][pool_name]
-                             ['provider_kind']][0]
-        layers, fat = [], 0
-        for rd in self.records.definitions_holding(node_name):
-            rsc = rd['resources'].get(node_name)
-            if rsc and rsc.get('pool') == pool_name:
-                layers += [vd['_layer'] for vd in rd['vds']]
-                fat += sum(vd['size_kib'] for vd in rd['vds'])
-            for snap in rd['snapshots'].values():
-                if node_name in snap['nodes'] and snap.get(
-                        'pools', {}).get(node_name) == pool_name:
-                    layers += [v['_layer'] for v in snap['vds']]
+        thin = rec.PROVIDERS[node.pools[pool_name].provider_kind][0]
+        layers, fat = self.records.usage.of(node.name, pool_name)
         if not thin:
             return fat, fat
         _logical, physical = self.engine.usage(layers)
         return -(-physical // 1024), fat
 
-    def room(self, node_name, pool_name):
+    def room(self, node, pool_name):
         """(free KiB, the largest new volume KiB) of one node's pool.
 
         LINSTOR's rule for thin pools: a new volume may be as large as the
@@ -107,9 +84,8 @@ class Nodes(object):
         the capacity times the ratio less the sizes already placed there.
         Resizes are not held to it.
         """
-        kind = self.records.node(node_name)['pools'][pool_name][
-            'provider_kind']
-        used, reserved = self.pool_usage(node_name, pool_name)
+        kind = node.pools[pool_name].provider_kind
+        used, reserved = self.pool_usage(node, pool_name)
         free = max(self.pool_kib - used, 0)
         if not rec.PROVIDERS[kind][0]:
             return free, free
@@ -140,7 +116,7 @@ class Nodes(object):
         if kind == 'DISKLESS':
             view['free_capacity'] = view['total_capacity'] = rec.INT64_MAX
         else:
-            used, _reserved = self.pool_usage(node.name, name)
+            used, _reserved = self.pool_usage(node, name)
             total, free = self.engine.bounded(self.pool_kib * 1024,
                                               used * 1024)
             view['total_capacity'] = total // 1024
@@ -190,20 +166,16 @@ class Nodes(object):
         ]
 
     def node(self, name):
-        return self.node_view(self.records.typed(rec.NODES,
-                                                 self.records.node(name)))
+        return self.node_view(self.records.load(rec.NODES, name))
 
     def node_flag(self, name, action):
         with self.store.transaction():
-            node = self.records.node(name)
+            node = self.records.load(rec.NODES, name)
             if action == 'evacuate':
-                node['flags'] = sorted(set(node['flags']) | {'EVACUATE'})
+                node.evacuate()
             else:
-                node['flags'] = [
-                    f for f in node['flags']
-                    if f not in ('EVACUATE', 'EVICTED')
-                ]
-            self.records.put(rec.NODES, node)
+                node.restore()
+            self.records.save(node)
         return [
             outcomes.report(
                 'ok', 'modified', "Node '%s' %s." %
@@ -224,26 +196,29 @@ class Nodes(object):
                                    obj='stor_pool', op='create')
         props = fields.properties(body, 'props', 'stor_pool')
         with self.store.transaction():
-            node = self.records.must(rec.NODES, node_name, 'create')
-            if any(p.lower() == name.lower() for p in node['pools']):
+            node = self.records.load(rec.NODES, node_name, 'create')
+            if any(p.lower() == name.lower() for p in node.pools):
                 raise outcomes.exists('stor_pool', "Storage pool '%s' on "
-                                      "node '%s'" % (name, node['name']))
-            node['pools'][name] = {'provider_kind': kind,
-                                   'uuid': str(uuid.uuid4()), 'props': props}
-            self.records.put(rec.NODES, node)
+                                      "node '%s'" % (name, node.name))
+            node.pools[name] = _pool(kind, props)
+            self.records.save(node)
+            self.records.usage.add_pool(node.name, name)
         return [outcomes.report(
             'ok', 'created', "New storage pool '%s' on node '%s' registered."
-            % (name, node['name']), obj='stor_pool', op='create',
-            refs={'Node': node['name'], 'StorPool': name})]
+            % (name, node.name), obj='stor_pool', op='create',
+            refs={'Node': node.name, 'StorPool': name})]
+
+    def _controller(self):
+        return self.records.typed(rec.CTRL, self.store.get(rec.CTRL, 1))
 
     def controller_props(self):
-        return dict(self.store.get(rec.CTRL, 1)['props'])
+        return dict(self._controller().props)
 
     def set_controller_props(self, body):
         with self.store.transaction():
-            ctrl = self.store.get(rec.CTRL, 1)
-            fields.apply_props(ctrl['props'], body, 'controller')
-            self.store.put(rec.CTRL, 1, ctrl)
+            ctrl = self._controller()
+            fields.apply_props(ctrl.props, body, 'controller')
+            self.records.save(ctrl)
         return [
             outcomes.report('ok', 'modified', 'Controller properties '
                             'applied.', obj='ctrl_conf', op='modify')
@@ -252,25 +227,39 @@ class Nodes(object):
     def delete_controller_prop(self, key):
         return self.set_controller_props({'delete_props': [key]})
 
-    def check_space(self, rd, nodes, grown_kib=None):
-        """Thick pools must hold every volume of their replicas.
+    def store_placed(self, rd, grown_kib=None):
+        """Store the definition ``rd``, refused (and with it the
+        transaction it is stored in) unless its replicas' thick pools hold
+        their volumes.
 
         ``grown_kib``: the growth of a volume definition being resized,
         refused as LINSTOR refuses it (FAIL_NOT_ENOUGH_FREE_SPACE on the
         volume definition, naming the pools short of space).
         """
-        need = sum(vd['size_kib'] for vd in rd['vds'])
+        if grown_kib is None:
+            # A placement is held to the pools as they stand before it
+            # (what was placed there already must fit).
+            self._check_space(rd, grown_kib)
+            self.records.save(rd)
+        else:
+            # A growth is held to the pools with it counted.
+            self.records.save(rd)
+            self._check_space(rd, grown_kib)
+
+    def _check_space(self, rd, grown_kib):
+        """Thick pools must hold every volume of their replicas: the
+        pools' usage as stored.
+        """
+        need = sum(vd.size_kib for vd in rd.vds)
         short = []
-        for node_name, rsc in sorted(rd['resources'].items()):
-            if nodes is not None and node_name not in nodes:
-                continue
-            pool = rsc.get('pool')
+        for node_name, rsc in sorted(rd.resources.items()):
+            pool = rsc.pool
             if not pool:
                 continue
-            kind = self.records.node(node_name)['pools'][pool]['provider_kind']
-            if rec.PROVIDERS[kind][0]:
+            node = self.records.load(rec.NODES, node_name)
+            if rec.PROVIDERS[node.pools[pool].provider_kind][0]:
                 continue
-            used, _reserved = self.pool_usage(node_name, pool)
+            used, _reserved = self.pool_usage(node, pool)
             if used > self.pool_kib:
                 short.append('Node: %s, StorPool: %s' % (node_name, pool))
         if short and grown_kib is not None:
@@ -278,7 +267,7 @@ class Nodes(object):
                 'no_space', 'Cannot grow the volume definition by %dKiB, as '
                 'the following storage pool do not have enough free '
                 'space:\n%s' % (grown_kib, '\n'.join(short)),
-                obj='vlm_dfn', op='modify', refs={'RscDfn': rd['name']})
+                obj='vlm_dfn', op='modify', refs={'RscDfn': rd.name})
         if short:
             raise outcomes.refused(
                 'no_space', 'Not enough free space in %s for %d KiB' % (

@@ -15,12 +15,18 @@
 """Where LINSTOR puts replicas: autoplace, spawn and size queries."""
 
 import re
-import uuid
 
 from reference_array.core import errors
 from reference_array.linstor import fields
+from reference_array.linstor import models
 from reference_array.linstor import outcomes
 from reference_array.linstor import records as rec
+
+
+def _probe():
+    """A definition with nothing placed, to ask where one would go."""
+    return models.ResourceDefinition(name='', rg='', uuid='', port=0,
+                                     secret='')
 
 
 class Placement(object):
@@ -34,7 +40,7 @@ class Placement(object):
         self.store = records.store
 
     def _merged_filter(self, rd, override):
-        merged = dict(self.records.rg(rd['rg'])['select_filter'])
+        merged = dict(self.records.load(rec.RGS, rd.rg).select_filter)
         merged.update(override or {})
         return merged
 
@@ -44,11 +50,11 @@ class Placement(object):
         nodes = [n.lower() for n in flt.get('node_name_list') or []]
         avoid = [r.lower() for r in flt.get('not_place_with_rsc') or []]
         regex = flt.get('not_place_with_rsc_regex')
-        size = sum(vd['size_kib'] for vd in rd['vds'])
+        size = sum(vd.size_kib for vd in rd.vds)
         out = []
         for node in self.records.nodes():
             name = node.name
-            if name in rd['resources'] or set(
+            if name in rd.resources or set(
                     node.flags) & {'EVACUATE', 'EVICTED'} or str(
                         node.props.get('AutoplaceTarget',
                                        'true')).lower() == 'false':
@@ -66,7 +72,7 @@ class Placement(object):
                 if not pools and pool_name != rec.DEFAULT_POOL and \
                         rec.DEFAULT_POOL in node.pools:
                     continue
-                free, largest = self.nodes.room(name, pool_name)
+                free, largest = self.nodes.room(node, pool_name)
                 if largest < size:
                     continue
                 if best is None or free > best[1]:
@@ -87,10 +93,8 @@ class Placement(object):
 
     def _pick(self, rd, flt, count):
         chosen = []
-        placed = [
-            self.records.node(n)['props'] for n, r in rd['resources'].items()
-            if not r['diskless']
-        ]
+        placed = [self.records.load(rec.NODES, n).props
+                  for n in rd.diskful()]
         for cand in self._candidates(rd, flt):
             props = cand[3]
             group = placed + [c[3] for c in chosen]
@@ -109,34 +113,26 @@ class Placement(object):
         raise outcomes.refused(
             'no_nodes', 'Not enough available '
             'nodes: %d more replicas of %s needed, %d '
-            'possible' % (count, rd['name'], len(chosen)), obj='rsc',
-            op='create', refs={'RscDfn': rd['name']})
+            'possible' % (count, rd.name, len(chosen)), obj='rsc',
+            op='create', refs={'RscDfn': rd.name})
 
     def add_resource(self, rd, node_name, pool, diskless, props=None):
-        node = self.records.node(node_name)
+        node = self.records.load(rec.NODES, node_name)
         if diskless:
-            pool = rec.DISKLESS_POOL if rec.DISKLESS_POOL in node['pools'] \
+            pool = rec.DISKLESS_POOL if rec.DISKLESS_POOL in node.pools \
                 else None
-        elif pool not in node['pools'] or \
-                node['pools'][pool]['provider_kind'] == 'DISKLESS':
+        elif pool not in node.pools or \
+                node.pools[pool].provider_kind == 'DISKLESS':
             raise outcomes.refused(
                 'no_pool', "Storage pool "
                 "'%s' not found on node '%s'." % (pool, node_name),
                 obj='stor_pool')
-        ids = [r['node_id'] for r in rd['resources'].values()]
-        rd['resources'][node['name']] = {
-            'diskless': bool(diskless),
-            'pool': pool,
-            'props': dict(props or {}),
-            'uuid': str(uuid.uuid4()),
-            'node_id': max(ids + [-1]) + 1,
-            'created': rec.now_ms()
-        }
-        return node['name']
+        rd.add_resource(node.name, pool, diskless, props)
+        return node.name
 
     def _place(self, rd, flt):
         """Reach place_count diskful replicas; entries for the reply."""
-        diskful = [n for n, r in rd['resources'].items() if not r['diskless']]
+        diskful = rd.diskful()
         want = flt.get('place_count', rec.DEFAULT_PLACE_COUNT)
         if flt.get('additional_place_count'):
             want = len(diskful) + flt['additional_place_count']
@@ -145,39 +141,38 @@ class Placement(object):
             raise outcomes.refused(
                 'place_count', 'Resource %s has %d '
                 'replicas, more than the %d asked' %
-                (rd['name'], len(diskful), want), obj='rsc', op='create')
+                (rd.name, len(diskful), want), obj='rsc', op='create')
         if want == len(diskful):
             entries.append(
                 outcomes.report(
                     'info', 'already_deployed', "Resource '%s' was already "
-                    "deployed on %d nodes" % (rd['name'], want), obj='rsc',
-                    op='create', refs={'RscDfn': rd['name']}))
+                    "deployed on %d nodes" % (rd.name, want), obj='rsc',
+                    op='create', refs={'RscDfn': rd.name}))
         else:
             for name, pool, _free, _props, _largest in self._pick(
                     rd, flt, want - len(diskful)):
                 self.add_resource(rd, name, pool, False)
-                entries.append(outcomes.resource_created(rd['name'], name))
-        if flt.get('diskless_on_remaining') and 'DRBD' in rd['layers']:
+                entries.append(outcomes.resource_created(rd.name, name))
+        if flt.get('diskless_on_remaining') and 'DRBD' in rd.layers:
             for node in self.records.nodes():
-                if node.name not in rd['resources']:
+                if node.name not in rd.resources:
                     self.add_resource(rd, node.name, None, True)
-        self.nodes.check_space(rd, None)
         return entries
 
     def autoplace(self, name, body):
         body = body or {}
         with self.store.transaction():
-            rd = self.records.rd(name, op='create')
+            rd = self.records.load(rec.RDS, name, op='create')
             flt = self.groups.select_filter(body.get('select_filter'), name)
             if body.get('diskless_on_remaining') is not None:
                 flt['diskless_on_remaining'] = bool(
                     body['diskless_on_remaining'])
             if body.get('layer_list'):
                 layers = fields.layers(body['layer_list'], name)
-                if not rd['resources']:
-                    rd['layers'] = layers
+                if not rd.resources:
+                    rd.layers = layers
             entries = self._place(rd, self._merged_filter(rd, flt))
-            self.records.put(rec.RDS, rd)
+            self.nodes.store_placed(rd)
         return entries
 
     def spawn(self, rg_name, body):
@@ -186,13 +181,13 @@ class Placement(object):
         if not isinstance(sizes, list):
             raise outcomes.invalid('volume_sizes must be a list')
         with self.store.transaction():
-            rg = self.records.rg(rg_name, op='create')
+            rg = self.records.load(rec.RGS, rg_name, op='create')
             rd = self.definitions.new_rd(
                 name, body.get('resource_definition_external_name'),
-                rg['name'],
+                rg.name,
                 fields.properties(body, 'resource_definition_props',
                                   str(name)), None, 'create')
-            groups = rg['volume_groups']
+            groups = rg.volume_groups
             if groups and len(sizes) != len(
                     groups) and not body.get('partial'):
                 raise outcomes.invalid(
@@ -203,8 +198,8 @@ class Placement(object):
             entries = [
                 outcomes.report(
                     'ok', 'created', "Resource definition '%s' "
-                    "created." % rd['name'], obj='rsc_dfn', op='create',
-                    refs={'RscDfn': rd['name']})
+                    "created." % rd.name, obj='rsc_dfn', op='create',
+                    refs={'RscDfn': rd.name})
             ]
             if not body.get('definitions_only'):
                 flt = self.groups.select_filter(body.get('select_filter'),
@@ -219,20 +214,19 @@ class Placement(object):
                     raise outcomes.refused(
                         'no_nodes', 'Not enough available nodes',
                         obj='rsc_grp', op='create',
-                        refs={'RscDfn': rd['name'], 'RscGrp': rg_name},
+                        refs={'RscDfn': rd.name, 'RscGrp': rg_name},
                         details=exc.message)
-            self.records.put(rec.RDS, rd)
+            self.nodes.store_placed(rd)
         return entries
 
     def query_size_info(self, rg_name, body):
-        rg = self.records.rg(rg_name)
-        flt = dict(rg['select_filter'])
+        rg = self.records.load(rec.RGS, rg_name)
+        flt = dict(rg.select_filter)
         flt.update(
             self.groups.select_filter((body or {}).get('select_filter'),
                                       rg_name))
         count = flt.get('place_count', rec.DEFAULT_PLACE_COUNT)
-        probe = {'name': '', 'resources': {}, 'vds': [], 'layers': []}
-        cands = self._candidates(probe, flt)
+        cands = self._candidates(_probe(), flt)
         info = {
             'default_max_oversubscription_ratio': rec.THIN_RATIO,
             'max_oversubscription_ratio': rec.THIN_RATIO,
@@ -270,7 +264,7 @@ class Placement(object):
             name for node in self.records.nodes()
             for name, pool in node.pools.items()
             if pool.provider_kind != 'DISKLESS'})
-        probe = {'name': '', 'resources': {}, 'vds': [], 'layers': []}
+        probe = _probe()
         out = []
         for name in sorted(names):
             try:
@@ -282,8 +276,9 @@ class Placement(object):
                 'storage_pool': name,
                 'max_volume_size_kib': min(c[2] for c in chosen),
                 'node_names': [c[0] for c in chosen],
-                'all_thin': all(rec.PROVIDERS[self.records.node(c[0])[
-                    'pools'][name]['provider_kind']][0] for c in chosen)})
+                'all_thin': all(rec.PROVIDERS[self.records.load(
+                    rec.NODES, c[0]).pools[name].provider_kind][0]
+                    for c in chosen)})
         if not out:
             raise outcomes.refused('no_nodes', 'Not enough nodes')
         return {'candidates': out,
@@ -295,6 +290,6 @@ class Placement(object):
             body, 'query-max-volume-size', check_pools=False))
 
     def group_max_volume_size(self, rg_name):
-        rg = self.records.rg(rg_name)
+        rg = self.records.load(rec.RGS, rg_name)
         return self.max_volume_sizes(dict(
-            {'place_count': rec.DEFAULT_PLACE_COUNT}, **rg['select_filter']))
+            {'place_count': rec.DEFAULT_PLACE_COUNT}, **rg.select_filter))

@@ -22,11 +22,10 @@ Every row is checked against its model (``models``) when it is stored,
 and keyed by it.
 """
 
-import time
-
 from reference_array.core import query
 from reference_array.linstor import models
 from reference_array.linstor import outcomes
+from reference_array.linstor import usage as usage_mod
 
 NODES, RGS, RDS, CTRL = (models.Node.KIND, models.ResourceGroup.KIND,
                          models.ResourceDefinition.KIND,
@@ -85,14 +84,13 @@ def default_nodes(hostname):
     return nodes
 
 
-def now_ms():
-    return int(time.time() * 1000)
-
-
 class Records(object):
 
     def __init__(self, store):
         self.store = store
+        # What each node's storage pool holds, moved by every change of a
+        # definition stored through ``put`` and ``delete``.
+        self.usage = usage_mod.Usage(store)
 
     def find(self, kind, name):
         if not isinstance(name, str):
@@ -151,13 +149,48 @@ class Records(object):
         """``named``, as models."""
         return [self.typed(kind, obj) for obj in self.named(kind, names)]
 
+    def load(self, kind, name, op=None):
+        """The model of the object of ``kind`` named ``name`` (any case);
+        refused (not found) if there is none.
+        """
+        return self.typed(kind, self.must(kind, name, op))
+
+    def load_found(self, kind, name):
+        """The model of the object named ``name``, or None."""
+        found = self.find(kind, name)
+        return None if found is None else self.typed(kind, found)
+
+    def save(self, obj):
+        """Store the model ``obj`` (a new one gets its id)."""
+        row = obj.to_row(compact=True)
+        if not obj.id:
+            del row['id']
+        row = self.put(obj.KIND, row)
+        obj.id = row['id']
+        return obj
+
     def put(self, kind, obj):
         """Store ``obj``, refused unless its model reads it."""
-        if 'id' not in obj:
-            obj['id'] = self.store.next_id(kind)
-        self.store.put(kind, obj['id'], obj,
-                       keys=models.keys_of(self.typed(kind, obj)))
+        with self.store.transaction():
+            before = None
+            if 'id' not in obj:
+                obj['id'] = self.store.next_id(kind)
+            elif kind == RDS:
+                before = self.store.get(kind, obj['id'])
+            self.store.put(kind, obj['id'], obj,
+                           keys=models.keys_of(self.typed(kind, obj)))
+            if kind == RDS:
+                self.usage.changed(before, obj)
         return obj
+
+    def delete(self, kind, obj):
+        """Remove the stored object ``obj`` (a row or a model)."""
+        obj_id = obj.id if isinstance(obj, models.model.Model) else obj['id']
+        with self.store.transaction():
+            before = self.store.get(kind, obj_id) if kind == RDS else None
+            self.store.delete(kind, obj_id)
+            if kind == RDS:
+                self.usage.changed(before, None)
 
     _KINDS = {
         NODES: ('node', 'Node', 'Node'),
@@ -172,15 +205,6 @@ class Records(object):
             raise outcomes.not_found(obj, "%s '%s'" % (what, name), op=op,
                                      refs={ref: name})
         return found
-
-    def node(self, name):
-        return self.must(NODES, name)
-
-    def rd(self, name, op=None):
-        return self.must(RDS, name, op)
-
-    def rg(self, name, op=None):
-        return self.must(RGS, name, op)
 
     def named(self, kind, names):
         """Objects of ``kind`` (all, or those named; any case), by id."""

@@ -75,8 +75,8 @@ class Resources(object):
             return view
         volumes = []
         pool = rsc.pool
-        kind = 'DISKLESS' if rsc.diskless else self.records.node(
-            node_name)['pools'][pool]['provider_kind']
+        kind = 'DISKLESS' if rsc.diskless else self.records.load(
+            rec.NODES, node_name).pools[pool].provider_kind
         for vd in rd.vds:
             if rsc.diskless:
                 allocated = 0
@@ -161,19 +161,19 @@ class Resources(object):
         return out
 
     def resource(self, rd_name, node_name):
-        rd = self.records.rd(rd_name)
-        node = self.records.node(node_name)['name']
-        if node not in rd['resources']:
+        rd = self.records.load(rec.RDS, rd_name)
+        node = self.records.load(rec.NODES, node_name).name
+        if node not in rd.resources:
             raise outcomes.not_found(
                 'rsc', "Resource '%s' on node '%s'" % (rd_name, node_name))
-        return self.resource_view(self.records.typed(rec.RDS, rd), node)
+        return self.resource_view(rd, node)
 
     def _default_pool(self, rd):
-        pool = rd['props'].get('StorPoolName')
+        pool = rd.props.get('StorPoolName')
         if pool:
             return pool
-        pools = self.records.rg(
-            rd['rg'])['select_filter'].get('storage_pool_list')
+        pools = self.records.load(
+            rec.RGS, rd.rg).select_filter.get('storage_pool_list')
         return pools[0] if pools else rec.DEFAULT_POOL
 
     def create_resources(self, name, body):
@@ -183,23 +183,23 @@ class Resources(object):
             raise outcomes.invalid('the body must be a list of resources')
         entries = []
         with self.store.transaction():
-            rd = self.records.rd(name, op='create')
+            rd = self.records.load(rec.RDS, name, op='create')
             for item in body:
                 spec = item.get('resource') if isinstance(item, dict) \
                     else None
                 if not isinstance(spec, dict):
                     raise outcomes.invalid('each entry needs a "resource" '
                                            'object')
-                node = self.records.node(spec.get('node_name'))['name']
-                if node in rd['resources']:
+                node = self.records.load(rec.NODES, spec.get('node_name')).name
+                if node in rd.resources:
                     raise outcomes.exists(
                         'rsc',
-                        "Resource '%s' on node '%s'" % (rd['name'], node))
+                        "Resource '%s' on node '%s'" % (rd.name, node))
                 flags = fields.strings(spec, 'flags', name)
                 props = fields.properties(spec, 'props', name)
                 diskless = bool(set(flags) & set(rec.DISKLESS_FLAGS)) or bool(
                     item.get('drbd_client'))
-                if diskless and 'DRBD' not in rd['layers']:
+                if diskless and 'DRBD' not in rd.layers:
                     raise outcomes.refused(
                         'layer_stack', 'A diskless '
                         'resource needs the DRBD layer', obj='rsc',
@@ -213,66 +213,63 @@ class Resources(object):
                             'warn', 'deprecated', 'The DISKLESS flag is '
                             'deprecated; DRBD_DISKLESS was used.', obj='rsc',
                             op='create'))
-                entries.append(outcomes.resource_created(rd['name'], node))
-            self.nodes.check_space(rd, None)
-            self.records.put(rec.RDS, rd)
+                entries.append(outcomes.resource_created(rd.name, node))
+            self.nodes.store_placed(rd)
         return entries
 
     def make_available(self, name, node_name, body):
         body = body or {}
         with self.store.transaction():
-            rd = self.records.rd(name, op='create')
-            node = self.records.node(node_name)
-            have = rd['resources'].get(node['name'])
+            rd = self.records.load(rec.RDS, name, op='create')
+            node = self.records.load(rec.NODES, node_name)
+            have = rd.resources.get(node.name)
             diskful = bool(body.get('diskful'))
             if have is not None:
-                if diskful and have['diskless']:
-                    have['diskless'] = False
-                    have['pool'] = self._default_pool(rd)
-                    self.nodes.check_space(rd, None)
-                    self.records.put(rec.RDS, rd)
+                if diskful and have.diskless:
+                    have.diskless = False
+                    have.pool = self._default_pool(rd)
+                    self.nodes.store_placed(rd)
                 return [
                     outcomes.report(
                         'info', 'already_deployed',
                         "Resource '%s' already available on "
-                        "node '%s'." % (rd['name'], node['name']), obj='rsc',
+                        "node '%s'." % (rd.name, node.name), obj='rsc',
                         op='create')
                 ]
             pool = self._default_pool(rd)
-            diskless = not diskful and 'DRBD' in rd['layers']
-            if not diskless and pool not in node['pools']:
+            diskless = not diskful and 'DRBD' in rd.layers
+            if not diskless and pool not in node.pools:
                 raise outcomes.refused(
                     'no_pool', "Node '%s' "
                     "has no storage pool '%s' for a diskful "
-                    "resource." % (node['name'], pool), obj='stor_pool')
-            self.placement.add_resource(rd, node['name'], pool, diskless)
-            self.nodes.check_space(rd, None)
-            self.records.put(rec.RDS, rd)
+                    "resource." % (node.name, pool), obj='stor_pool')
+            self.placement.add_resource(rd, node.name, pool, diskless)
+            self.nodes.store_placed(rd)
         return [
             outcomes.report(
                 'ok', 'created', "Resource '%s' made available "
-                "on node '%s'." % (rd['name'], node['name']), obj='rsc',
+                "on node '%s'." % (rd.name, node.name), obj='rsc',
                 op='create', refs={
-                    'RscDfn': rd['name'],
-                    'Node': node['name']
+                    'RscDfn': rd.name,
+                    'Node': node.name
                 })
         ]
 
     def _rsc(self, rd, node_name):
         """(node name, resource) of ``rd`` on a node, or not found."""
-        node = self.records.node(node_name)['name']
-        rsc = rd['resources'].get(node)
+        node = self.records.load(rec.NODES, node_name).name
+        rsc = rd.resources.get(node)
         if rsc is None:
             raise outcomes.not_found(
-                'rsc', "Resource '%s' on node '%s'" % (rd['name'], node_name))
+                'rsc', "Resource '%s' on node '%s'" % (rd.name, node_name))
         return node, rsc
 
     def modify_resource(self, name, node_name, body):
         with self.store.transaction():
-            rd = self.records.rd(name, op='modify')
+            rd = self.records.load(rec.RDS, name, op='modify')
             node, rsc = self._rsc(rd, node_name)
-            fields.apply_props(rsc['props'], body, name)
-            self.records.put(rec.RDS, rd)
+            fields.apply_props(rsc.props, body, name)
+            self.records.save(rd)
         return [
             outcomes.report(
                 'ok', 'modified', "Resource '%s' on node '%s' "
@@ -282,35 +279,33 @@ class Resources(object):
     def toggle_disk(self, name, node_name, body):
         operation = str((body or {}).get('operation') or '')
         with self.store.transaction():
-            rd = self.records.rd(name, op='modify')
+            rd = self.records.load(rec.RDS, name, op='modify')
             node, rsc = self._rsc(rd, node_name)
             if operation == 'INTO_DRBD_DISKFUL':
                 pool = body.get('storage_pool') or self._default_pool(rd)
-                kind = self.records.node(node)['pools'].get(
-                    pool, {}).get('provider_kind')
-                if kind in (None, 'DISKLESS'):
+                found = self.records.load(rec.NODES, node).pools.get(pool)
+                if found is None or found.provider_kind == 'DISKLESS':
                     raise outcomes.refused(
                         'no_pool', "Node "
                         "'%s' has no storage pool '%s' for a "
                         "disk." % (node, pool), obj='stor_pool')
-                rsc['diskless'] = False
-                rsc['pool'] = pool
+                rsc.diskless = False
+                rsc.pool = pool
                 source = body.get('migrate_from')
                 if source:
-                    source = self.records.node(source)['name']
-                    if source not in rd['resources']:
+                    source = self.records.load(rec.NODES, source).name
+                    if source not in rd.resources:
                         raise outcomes.not_found(
                             'rsc', "Resource '%s' on node "
                             "'%s'" % (name, source))
-                    del rd['resources'][source]
+                    del rd.resources[source]
             elif operation in ('INTO_DRBD_DISKLESS', 'INTO_DRBD_CLIENT'):
-                rsc['diskless'] = True
-                rsc['pool'] = rec.DISKLESS_POOL
+                rsc.diskless = True
+                rsc.pool = rec.DISKLESS_POOL
             else:
                 raise outcomes.invalid('unknown toggle-disk operation %r' %
                                        operation)
-            self.nodes.check_space(rd, None)
-            self.records.put(rec.RDS, rd)
+            self.nodes.store_placed(rd)
         return [
             outcomes.report(
                 'ok', 'modified', "Resource '%s' on node '%s' "
@@ -319,23 +314,23 @@ class Resources(object):
 
     def delete_resource(self, name, node_name):
         with self.store.transaction():
-            rd = self.records.find(rec.RDS, name)
-            node = self.records.find(rec.NODES, node_name)
-            key = node['name'] if node else node_name
-            if rd is None or key not in rd['resources']:
+            rd = self.records.load_found(rec.RDS, name)
+            node = self.records.load_found(rec.NODES, node_name)
+            key = node.name if node else node_name
+            if rd is None or key not in rd.resources:
                 return [
                     outcomes.report(
                         'warn', 'not_found', "Resource '%s' "
                         "on node '%s' not found." % (name, node_name),
                         obj='rsc', op='delete')
                 ]
-            del rd['resources'][key]
-            self.records.put(rec.RDS, rd)
+            del rd.resources[key]
+            self.records.save(rd)
         return [
             outcomes.report(
                 'ok', 'deleted', "Resource '%s' on node '%s' "
-                "deleted." % (rd['name'], key), obj='rsc', op='delete', refs={
-                    'RscDfn': rd['name'],
+                "deleted." % (rd.name, key), obj='rsc', op='delete', refs={
+                    'RscDfn': rd.name,
                     'Node': key
                 })
         ]

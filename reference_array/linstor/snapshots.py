@@ -17,6 +17,7 @@
 import uuid
 
 from reference_array.linstor import fields
+from reference_array.linstor import models
 from reference_array.linstor import outcomes
 from reference_array.linstor import records as rec
 
@@ -68,90 +69,63 @@ class Snapshots(object):
                 out.append(self.snapshot_view(rd, snap))
         return out
 
-    @staticmethod
-    def find(rd, name):
-        """The snapshot of ``rd`` so named in any case (as LINSTOR) or None."""
-        if not isinstance(name, str):
-            return None
-        snap = rd['snapshots'].get(name)
-        if snap is None:
-            folded = name.lower()
-            snap = next((s for key, s in rd['snapshots'].items()
-                         if key.lower() == folded), None)
-        return snap
-
     def snapshot(self, rd_name, snap_name):
-        rd = self.records.rd(rd_name)
-        name = self._snap(rd, snap_name)['name']
-        typed = self.records.typed(rec.RDS, rd)
-        return self.snapshot_view(typed, typed.snapshots[name])
+        rd = self.records.load(rec.RDS, rd_name)
+        return self.snapshot_view(rd, self._snap(rd, snap_name))
 
     def _take_snapshot(self, rd, name, nodes):
         fields.check_name(name, 'snapshot', 'snapshot')
-        if self.find(rd, name) is not None:
+        if rd.snapshot(name) is not None:
             raise outcomes.exists('snapshot',
-                                  "Snapshot '%s' of '%s'" % (name, rd['name']))
-        diskful = {
-            n: r
-            for n, r in rd['resources'].items() if not r['diskless']
-        }
+                                  "Snapshot '%s' of '%s'" % (name, rd.name))
+        diskful = {n: rd.resources[n] for n in rd.diskful()}
         if not diskful:
             raise outcomes.refused(
                 'no_nodes', "Resource '%s' has no "
-                "diskful replica to snapshot." % rd['name'], obj='snapshot',
+                "diskful replica to snapshot." % rd.name, obj='snapshot',
                 op='create')
-        chosen = [self.records.node(n)['name']
+        chosen = [self.records.load(rec.NODES, n).name
                   for n in nodes] if nodes else sorted(diskful)
         for node_name in chosen:
             rsc = diskful.get(node_name)
             if rsc is None:
                 raise outcomes.not_found(
                     'rsc',
-                    "Resource '%s' on node '%s'" % (rd['name'], node_name))
-            kind = self.records.node(node_name)['pools'][
-                rsc['pool']]['provider_kind']
+                    "Resource '%s' on node '%s'" % (rd.name, node_name))
+            kind = self.records.load(rec.NODES, node_name).pools[
+                rsc.pool].provider_kind
             if not rec.PROVIDERS[kind][1]:
                 raise outcomes.refused(
                     'no_snapshots', "Storage "
                     "pool '%s' (%s) on '%s' does not support "
-                    "snapshots." % (rsc['pool'], kind, node_name),
+                    "snapshots." % (rsc.pool, kind, node_name),
                     obj='snapshot', op='create')
         vds = []
-        for vd in rd['vds']:
-            frozen = vd['_layer']
-            vd['_layer'] = self.engine.freeze(frozen)
-            vds.append({
-                'volume_number': vd['volume_number'],
-                'size_kib': vd['size_kib'],
-                '_layer': frozen
-            })
-        rd['snapshots'][name] = {
-            'name': name,
-            'nodes': chosen,
-            'props': {},
-            'pools': {
-                n: diskful[n]['pool']
-                for n in chosen
-            },
-            'uuid': str(uuid.uuid4()),
-            'created': rec.now_ms(),
-            'vds': vds,
-            'rd_props': dict(rd['props'])
-        }
+        for vd in rd.vds:
+            frozen = vd.layer
+            vd.layer = self.engine.freeze(frozen)
+            vds.append(models.SnapshotVolume(
+                volume_number=vd.volume_number, size_kib=vd.size_kib,
+                layer=frozen))
+        rd.snapshots[name] = models.Snapshot(
+            name=name, nodes=chosen,
+            pools={n: diskful[n].pool for n in chosen},
+            uuid=str(uuid.uuid4()), created=models.now_ms(), vds=vds,
+            rd_props=dict(rd.props))
         return outcomes.report(
             'ok', 'created', "New snapshot '%s' of resource "
-            "'%s' successfully created." % (name, rd['name']), obj='snapshot',
+            "'%s' successfully created." % (name, rd.name), obj='snapshot',
             op='create', refs={
-                'RscDfn': rd['name'],
+                'RscDfn': rd.name,
                 'Snapshot': name
             })
 
     def create_snapshot(self, rd_name, body):
         with self.store.transaction():
-            rd = self.records.rd(rd_name, op='create')
+            rd = self.records.load(rec.RDS, rd_name, op='create')
             entry = self._take_snapshot(rd, body.get('name'),
                                         fields.strings(body, 'nodes', rd_name))
-            self.records.put(rec.RDS, rd)
+            self.records.save(rd)
         return [entry]
 
     def create_multi_snapshot(self, body):
@@ -163,18 +137,19 @@ class Snapshots(object):
             for item in items:
                 if not isinstance(item, dict):
                     raise outcomes.invalid('each snapshot must be an object')
-                rd = self.records.rd(item.get('resource_name'), op='create')
+                rd = self.records.load(rec.RDS, item.get('resource_name'),
+                                       op='create')
                 entries.append(
                     self._take_snapshot(
                         rd, item.get('name'),
-                        fields.strings(item, 'nodes', rd['name'])))
-                self.records.put(rec.RDS, rd)
+                        fields.strings(item, 'nodes', rd.name)))
+                self.records.save(rd)
         return entries
 
     def delete_snapshot(self, rd_name, snap_name):
         with self.store.transaction():
-            rd = self.records.find(rec.RDS, rd_name)
-            snap = None if rd is None else self.find(rd, snap_name)
+            rd = self.records.load_found(rec.RDS, rd_name)
+            snap = None if rd is None else rd.snapshot(snap_name)
             if snap is None:
                 return [
                     outcomes.report(
@@ -182,157 +157,154 @@ class Snapshots(object):
                         "of resource '%s' not found." % (snap_name, rd_name),
                         obj='snapshot', op='delete')
                 ]
-            for vd in snap['vds']:
-                self.engine.release(vd['_layer'])
-            del rd['snapshots'][snap['name']]
-            self.records.put(rec.RDS, rd)
+            for vd in snap.vds:
+                self.engine.release(vd.layer)
+            del rd.snapshots[snap.name]
+            self.records.save(rd)
         return [
             outcomes.report(
                 'ok', 'deleted', "Snapshot '%s' of resource '%s' "
-                "deleted." % (snap['name'], rd['name']), obj='snapshot',
+                "deleted." % (snap.name, rd.name), obj='snapshot',
                 op='delete')
         ]
 
     def _snap(self, rd, name):
-        snap = self.find(rd, name)
+        snap = rd.snapshot(name)
         if snap is None:
             raise outcomes.not_found(
-                'snapshot', "Snapshot '%s' of '%s'" % (name, rd['name']))
+                'snapshot', "Snapshot '%s' of '%s'" % (name, rd.name))
         return snap
 
     def _restore_volumes(self, target, snap):
         """Give ``target`` a copy of each volume of the snapshot."""
-        for sv in snap['vds']:
+        for sv in snap.vds:
             self.definitions.add_vd(
-                target, sv['volume_number'], sv['size_kib'],
-                layer=self.engine.new_layer(parent=sv['_layer'], dedup=True))
+                target, sv.volume_number, sv.size_kib,
+                layer=self.engine.new_layer(parent=sv.layer, dedup=True))
 
     def restore_vds(self, rd_name, snap_name, body):
         with self.store.transaction():
-            rd = self.records.rd(rd_name, op='create')
-            snap = self._snap(rd, snap_name)
-            target = self.records.rd(str(body.get('to_resource')), op='create')
-            if target['vds']:
+            snap = self._snap(self.records.load(rec.RDS, rd_name,
+                                                op='create'), snap_name)
+            target = self.records.load(rec.RDS, str(body.get('to_resource')),
+                                       op='create')
+            if target.vds:
                 raise outcomes.exists(
-                    'vlm_dfn', "Volume definitions of '%s'" % target['name'])
+                    'vlm_dfn', "Volume definitions of '%s'" % target.name)
             self._restore_volumes(target, snap)
-            self.records.put(rec.RDS, target)
+            self.records.save(target)
         return [
             outcomes.report(
                 'ok', 'created', "Volume definitions of '%s' "
-                "restored from snapshot '%s'." % (target['name'], snap_name),
-                obj='vlm_dfn', op='create', refs={'RscDfn': target['name']})
+                "restored from snapshot '%s'." % (target.name, snap_name),
+                obj='vlm_dfn', op='create', refs={'RscDfn': target.name})
         ]
 
     def restore_resources(self, rd_name, snap_name, body):
         with self.store.transaction():
-            rd = self.records.rd(rd_name, op='create')
-            snap = self._snap(rd, snap_name)
-            target = self.records.rd(str(body.get('to_resource')), op='create')
-            if target['resources']:
+            snap = self._snap(self.records.load(rec.RDS, rd_name,
+                                                op='create'), snap_name)
+            target = self.records.load(rec.RDS, str(body.get('to_resource')),
+                                       op='create')
+            if target.resources:
                 raise outcomes.refused(
                     'exists', 'Cannot restore to resource definition which '
                     'already has resources', obj='rsc', op='create',
-                    refs={'RscDfn': target['name']},
-                    details='Resource: %s' % target['name'])
-            if not target['vds']:
+                    refs={'RscDfn': target.name},
+                    details='Resource: %s' % target.name)
+            if not target.vds:
                 self._restore_volumes(target, snap)
-            nodes = fields.strings(body, 'nodes', rd_name) or snap['nodes']
+            nodes = fields.strings(body, 'nodes', rd_name) or snap.nodes
             renames = body.get('stor_pool_rename') or {}
             entries = []
             for node_name in nodes:
-                node = self.records.node(node_name)['name']
-                if node not in snap['nodes']:
+                node = self.records.load(rec.NODES, node_name).name
+                if node not in snap.nodes:
                     raise outcomes.not_found(
                         'snapshot', "Snapshot '%s' on node "
                         "'%s'" % (snap_name, node))
-                pool = snap['pools'][node]
+                pool = snap.pools[node]
                 self.placement.add_resource(target, node,
                                             renames.get(pool, pool), False)
                 entries.append(
                     outcomes.report(
                         'ok', 'created', "Resource '%s' "
-                        "restored on node '%s'." % (target['name'], node),
+                        "restored on node '%s'." % (target.name, node),
                         obj='rsc', op='create'))
-            self.nodes.check_space(target, None)
-            self.records.put(rec.RDS, target)
+            self.nodes.store_placed(target)
         return entries
 
     def rollback(self, rd_name, snap_name):
         with self.store.transaction():
-            rd = self.records.rd(rd_name, op='modify')
+            rd = self.records.load(rec.RDS, rd_name, op='modify')
             # Any snapshot, as LINSTOR 1.33 allows; later ones stay.
             snap = self._snap(rd, snap_name)
-            for vd in rd['vds']:
-                source = next((v for v in snap['vds']
-                               if v['volume_number'] == vd['volume_number']),
-                              None)
+            for vd in rd.vds:
+                source = next((v for v in snap.vds
+                               if v.volume_number == vd.volume_number), None)
                 if source is None:
                     continue
-                self.engine.release(vd['_layer'])
-                vd['_layer'] = self.engine.new_layer(parent=source['_layer'],
-                                                     dedup=True)
-                vd['size_kib'] = source['size_kib']
-            self.records.put(rec.RDS, rd)
+                self.engine.release(vd.layer)
+                vd.layer = self.engine.new_layer(parent=source.layer,
+                                                 dedup=True)
+                vd.size_kib = source.size_kib
+            self.records.save(rd)
         return [
             outcomes.report(
                 'ok', 'modified', "Resource '%s' rolled back to "
-                "snapshot '%s'." % (rd['name'], snap_name), obj='rsc_dfn',
+                "snapshot '%s'." % (rd.name, snap_name), obj='rsc_dfn',
                 op='modify')
         ]
 
     def clone(self, src_name, body):
         with self.store.transaction():
-            src = self.records.rd(src_name, op='create')
+            src = self.records.load(rec.RDS, src_name, op='create')
             self._check_clonable(src, body)
-            props = dict(src['props'])
+            props = dict(src.props)
             props.update(fields.properties(body, 'override_props', src_name))
             for key in fields.strings(body, 'delete_props', src_name):
                 props.pop(key, None)
             layers = fields.layers(body.get('layer_list'), src_name) or \
-                list(src['layers'])
+                list(src.layers)
             rd = self.definitions.new_rd(
                 body.get('name'), body.get('external_name'),
-                body.get('resource_group') or src['rg'], props, layers,
+                body.get('resource_group') or src.rg, props, layers,
                 'create')
-            for vd in src['vds']:
-                frozen = vd['_layer']
-                vd['_layer'] = self.engine.freeze(frozen)
+            for vd in src.vds:
+                frozen = vd.layer
+                vd.layer = self.engine.freeze(frozen)
                 copy = self.engine.new_layer(parent=frozen, dedup=True)
                 self.engine.release(frozen)
-                self.definitions.add_vd(rd,
-                                        vd['volume_number'], vd['size_kib'],
-                                        dict(vd['props']), vd['flags'],
-                                        layer=copy)
-            for node_name, rsc in src['resources'].items():
-                if not rsc['diskless']:
-                    self.placement.add_resource(rd, node_name, rsc['pool'],
+                self.definitions.add_vd(rd, vd.volume_number, vd.size_kib,
+                                        dict(vd.props), vd.flags, layer=copy)
+            for node_name, rsc in src.resources.items():
+                if not rsc.diskless:
+                    self.placement.add_resource(rd, node_name, rsc.pool,
                                                 False)
-            self.nodes.check_space(rd, None)
-            src['clones'][rd['name']] = 'COMPLETE'
-            self.records.put(rec.RDS, src)
-            self.records.put(rec.RDS, rd)
-        location = '/v1/resource-definitions/%s/clone/%s' % (src['name'],
-                                                             rd['name'])
+            src.clones[rd.name] = 'COMPLETE'
+            self.records.save(src)
+            self.nodes.store_placed(rd)
+        location = '/v1/resource-definitions/%s/clone/%s' % (src.name,
+                                                             rd.name)
         return {
             'location': location,
-            'source_name': src['name'],
-            'clone_name': rd['name'],
+            'source_name': src.name,
+            'clone_name': rd.name,
             'messages': [
                 outcomes.report(
                     'ok', 'created', "Clone '%s' of "
-                    "'%s' started." % (rd['name'], src['name']), obj='rsc_dfn',
-                    op='create', refs={'RscDfn': rd['name']})
+                    "'%s' started." % (rd.name, src.name), obj='rsc_dfn',
+                    op='create', refs={'RscDfn': rd.name})
             ]
         }
 
     def _check_clonable(self, src, body):
         """LINSTOR clones only on pools that can (not FILE, FILE_THIN)."""
-        for node_name, rsc in sorted(src['resources'].items()):
-            if rsc['diskless'] or not rsc.get('pool'):
+        for node_name, rsc in sorted(src.resources.items()):
+            if rsc.diskless or not rsc.pool:
                 continue
-            kind = self.records.node(node_name)['pools'][rsc['pool']][
-                'provider_kind']
+            kind = self.records.load(rec.NODES, node_name).pools[
+                rsc.pool].provider_kind
             if not rec.PROVIDERS[kind][2]:
                 name = str(body.get('name') or body.get('external_name') or
                            '')
@@ -343,13 +315,12 @@ class Snapshots(object):
                     details='Resource definition: %s' % name)
 
     def clone_status(self, src_name, clone_name):
-        src = self.records.rd(src_name)
-        status = src['clones'].get(clone_name)
+        status = self.records.load(rec.RDS, src_name).clones.get(clone_name)
         if status is None:
             raise outcomes.not_found(
                 'rsc_dfn', "Clone '%s' of '%s'" % (clone_name, src_name))
         return {'status': status}
 
     def sync_status(self, name):
-        self.records.rd(name)
+        self.records.must(rec.RDS, name)
         return {'synced_on_all': True}

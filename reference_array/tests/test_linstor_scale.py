@@ -150,3 +150,26 @@ class LinstorScaleTestCase(testtools.TestCase):
         self.assertLessEqual(large.decoded, 100, detail)
         self.assertLess(large.steps - small.steps,
                         (LARGE - SMALL * 20) * PER_OBJECT_STEPS, detail)
+
+    def test_autoplace_does_the_same_work_at_any_size(self):
+        found = []
+        for size in (SMALL, LARGE):
+            self.ls.fill(size)
+            name = 'auto-%d' % size
+            self.ls.call('POST', '/v1/resource-definitions', body={
+                'resource_definition': {'name': name}})
+            self.ls.call('POST', '/v1/resource-definitions/%s/volume-'
+                         'definitions' % name,
+                         body={'volume_definition': {'size_kib': 1024}})
+            _entries, cost = self.ls.counted(lambda: self.ls.call(
+                'POST', '/v1/resource-definitions/%s/autoplace' % name,
+                body={'select_filter': {'place_count': 2}}))
+            placed = self.ls.call('GET', '/v1/resource-definitions/%s/'
+                                  'resources' % name)
+            self.assertEqual(2, len(placed))
+            found.append(cost)
+        small, large = found
+        detail = '%r at %d definitions, %r at %d' % (small, SMALL, large,
+                                                     LARGE)
+        self.assertEqual(small.statements, large.statements, detail)
+        self.assertEqual(small.decoded, large.decoded, detail)
