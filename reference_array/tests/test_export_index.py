@@ -296,7 +296,8 @@ class CountsTest(IndexTestCase):
                     volume=models.Ref.to(vol), host=models.Ref.to(host),
                     lun=1))
 
-    def _reads_of_a_login(self):
+    def _counted(self):
+        """The list each store read is added to from now on."""
         reads = []
         for name in STORE_READS:
             self.useFixture(fixtures.MonkeyPatch(
@@ -304,6 +305,38 @@ class CountsTest(IndexTestCase):
                 (lambda real, name: lambda *a, **k: (
                     reads.append(name), real(*a, **k))[1])(
                         getattr(store_mod.Store, name), name)))
+        return reads
+
+    def _reads_of_writes(self):
+        """Store reads of K2 writes the index follows, beyond the
+        writes' own.
+        """
+        # Those of IQN -5 (ids start at 1).
+        profile = self.records.get(models.HostAuthProfile, 6)
+        vol = self.records.get(models.Volume, 6)
+        reads = self._counted()
+        profile.secret = 'secret-changed'
+        self.records.put(profile)
+        vol.size *= 2
+        self.records.put(vol)
+        mapping = self.records.new(models.Mapping(
+            volume=models.Ref.to(vol), host=models.Ref('hosts', 7), lun=2))
+        self.records.delete(mapping)
+        self.assertEqual('secret-changed',
+                         self.exports.chap(IQNS[0] + '-5')[1])
+        return list(reads)
+
+    def test_a_write_reads_as_much_with_1000_hosts_as_with_10(self):
+        # An index built whole again at each write reads every host.
+        self._fill(10)
+        at_10 = self._reads_of_writes()
+        self.path += '-1000'
+        self._open()
+        self._fill(1000)
+        self.assertEqual(at_10, self._reads_of_writes())
+
+    def _reads_of_a_login(self):
+        reads = self._counted()
         iqn = IQNS[0] + '-5'
         chap = self.exports.chap(iqn)
         luns = self.exports.resolve(iqn)
