@@ -21,8 +21,15 @@ present (``chap``). ``Exports`` asks each dialect's exporter in turn; an
 exporter answers only for initiators its dialect knows (a K2 host's
 registered ports, a LINSTOR node's own name), so the order matters only
 if both claim one name, and the first listed wins.
+
+An exporter whose dialect's writes keep an index of what each initiator
+sees offers it as ``exports`` ({initiator: Export}); ``Exports`` reads it
+in place of asking, and a login then reads nothing from the store.
+It reads an index with the store's lock held, so that no answer shows
+a write before it commits.
 """
 
+import collections
 import contextlib
 import logging
 import time
@@ -142,8 +149,18 @@ def blocks_of(size_kib):
     return size_kib * 1024 // scsi.BLOCK
 
 
+Export = collections.namedtuple('Export', 'chap luns')
+Export.__doc__ = """What one initiator sees: ``chap`` (user, secret) or None,
+``luns`` {lun number: Device}, never changed once given out.
+"""
+
+
 class Exporter(object):
     """One dialect's view of who sees what."""
+
+    # {initiator: Export}, kept current by the dialect's writes, or None:
+    # then the exporter is asked (``luns_for``, ``chap_for``).
+    exports = None
 
     def luns_for(self, initiator):
         """{lun number: Device} the initiator sees ({}: none or unknown)."""
@@ -171,7 +188,12 @@ class Exports(object):
     def resolve(self, initiator):
         """{lun number: Device} of the first exporter that has any."""
         for exporter in self.exporters:
-            luns = exporter.luns_for(initiator)
+            if exporter.exports is None:
+                luns = exporter.luns_for(initiator)
+            else:
+                with self.store.lock:
+                    export = exporter.exports.get(initiator)
+                luns = export.luns if export else None
             if luns:
                 return luns
         return {}
@@ -179,7 +201,12 @@ class Exports(object):
     def chap(self, initiator):
         """The CHAP secret of the first exporter that asks for one."""
         for exporter in self.exporters:
-            secret = exporter.chap_for(initiator)
+            if exporter.exports is None:
+                secret = exporter.chap_for(initiator)
+            else:
+                with self.store.lock:
+                    export = exporter.exports.get(initiator)
+                secret = export.chap if export else None
             if secret is not None:
                 return secret
         return None

@@ -126,6 +126,10 @@ class Store(object):
         # roll back with) a transaction that is not theirs.
         self._before_transaction = None
         self._before_close = None
+        # Called after an outermost transaction rolls back (lock held):
+        # views of the objects kept in memory that the transaction
+        # changed are no longer those of the database.
+        self._after_rollback = []
         self._add_keys()
 
     @property
@@ -151,6 +155,16 @@ class Store(object):
         engine's native store releases its statements on it there.
         """
         self._before_close = callback
+
+    def call_after_rollbacks(self, callback):
+        """Run ``callback`` (lock held) after every outermost transaction
+        that rolls back, its commit failing included.
+        """
+        self._after_rollback.append(callback)
+
+    def _rolled_back(self):
+        for callback in self._after_rollback:
+            callback()
 
     def _add_keys(self):
         """Key every object of a database written before object_keys."""
@@ -193,10 +207,15 @@ class Store(object):
                 self._depth -= 1
                 if outer:
                     self._db.execute('ROLLBACK')
+                    self._rolled_back()
                 raise
             self._depth -= 1
             if outer:
-                self._commit()
+                try:
+                    self._commit()
+                except BaseException:
+                    self._rolled_back()
+                    raise
                 if durable:
                     self.generation += 1
 

@@ -23,6 +23,7 @@ import hashlib
 import time
 
 from reference_array.core import devices
+from reference_array.k2 import export_index
 from reference_array.k2 import models
 
 
@@ -56,27 +57,25 @@ class LUN(devices.Device):
 
 
 class K2Exporter(devices.Exporter):
+    """Answers from an index the K2 writes keep (``exports``); asked by
+    name (``luns_for``, ``chap_for``) it reads the store instead, as the
+    index would answer.
+    """
 
     def __init__(self, records, engine, system_id):
         self.records = records
         self.store = records.store
         self.engine = engine
         self.system_id = system_id
+        self.index = export_index.ExportIndex(records, self._lun)
+        self.exports = self.index.entries
+
+    def _lun(self, obj, read_only):
+        return LUN(self.records, self.engine, obj, self.system_id, read_only)
 
     def _host_of(self, initiator):
         port = self.records.by(models.HostIqn, 'iqn', initiator)
         return port.host if port else None
-
-    def _read_only(self, obj):
-        """Volsnaps are read-only unless their snapshot is an exposed
-        view.
-        """
-        if getattr(obj, 'read_only', False):
-            return True
-        if not isinstance(obj, models.Volsnap):
-            return False
-        snap = self.records.resolve(obj.snapshot)
-        return not (snap and snap.is_exposable)
 
     def luns_for(self, initiator):
         host_ref = self._host_of(initiator)
@@ -88,9 +87,8 @@ class K2Exporter(devices.Exporter):
                                                  host_ref):
                 obj = self.records.resolve(mapping.volume)
                 if obj is not None:
-                    luns[mapping.lun] = LUN(
-                        self.records, self.engine, obj, self.system_id,
-                        self._read_only(obj))
+                    luns[mapping.lun] = self._lun(
+                        obj, export_index.read_only(self.records, obj))
         return luns
 
     def chap_for(self, initiator):

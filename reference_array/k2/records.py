@@ -37,6 +37,17 @@ class Records(object):
 
     def __init__(self, store):
         self.store = store
+        # Views of the objects kept in memory (the target's exports):
+        # told of each put and delete, with the store's lock held.
+        self._followers = []
+
+    def follow(self, follower):
+        """Tell ``follower`` of every object written from now on:
+        ``put(obj)`` after it is stored, ``deleted(obj)`` after it is
+        deleted, both in the writer's transaction (the store's
+        ``call_after_rollbacks`` says when one is undone).
+        """
+        self._followers.append(follower)
 
     def _decode(self, kind, rows):
         cls = model_of(kind)
@@ -112,7 +123,10 @@ class Records(object):
         return total, self._decode(kind, rows)
 
     def put(self, obj):
-        self.store.put(obj.KIND, obj.id, obj.to_row(), keys=obj.keys())
+        with self.store.lock:
+            self.store.put(obj.KIND, obj.id, obj.to_row(), keys=obj.keys())
+            for follower in self._followers:
+                follower.put(obj)
         return obj
 
     def next_id(self, kind):
@@ -124,4 +138,7 @@ class Records(object):
         return self.put(obj)
 
     def delete(self, obj):
-        self.store.delete(obj.KIND, obj.id)
+        with self.store.lock:
+            self.store.delete(obj.KIND, obj.id)
+            for follower in self._followers:
+                follower.deleted(obj)
