@@ -51,9 +51,10 @@ hold), ``chunk_store`` (compressed, deduplicated chunks, their
 references and compaction), ``staging`` (the write-back cache and the
 read path over it), ``allocation`` (GET LBA STATUS), ``space`` (the
 reserve and a full disk), ``engine_tables`` (its tables and their
-migrations), ``segments`` (the files chunk data lives in). The native
-data path (``native_engine``) replaces staging, reads and storing
-batches, on the same files.
+migrations), ``segments`` (the files chunk data lives in), ``unmap``
+(the map entries one step of an UNMAP drops or masks). The native data
+path (``native_engine``) replaces staging, reads and storing batches,
+on the same files.
 """
 
 import collections
@@ -70,6 +71,7 @@ from reference_array.core import layers as layers_mod
 from reference_array.core import segments as segments_mod
 from reference_array.core import space as space_mod
 from reference_array.core import staging as staging_mod
+from reference_array.core import unmap as unmap_mod
 
 DEFAULT_CHUNK = 16 * 1024
 ZERO = 0
@@ -86,9 +88,7 @@ PAUSE = 0.005
 CACHE_LIMIT = 32 * 1024 * 1024
 COUNTERS = ('read_ops', 'write_ops', 'read_bytes', 'write_bytes',
             'read_seconds', 'write_seconds')
-# Map entries one step of an UNMAP drops or masks (the lock is held for
-# one step at a time).
-UNMAP_BATCH = 2048
+UNMAP_BATCH = unmap_mod.UNMAP_BATCH
 # Names other parts of the array know the engine's by.
 RUN_WINDOW = allocation.RUN_WINDOW
 NoSpace = space_mod.NoSpace
@@ -470,14 +470,7 @@ class Engine(object):
 
     def unmap_step(self, layer, offset, end):
         """Discard from ``offset`` toward ``end``; returns where it
-        stopped.
-
-        One step drops or masks at most ``UNMAP_BATCH`` map entries, so
-        its work is in proportion to the data mapped in the range, never
-        to the range's length, and a caller that releases the lock
-        between steps lets other volumes' I/O through. Whole chunks lose
-        their map entries (a zero entry where an ancestor holds data);
-        a partial chunk at either end is written with zeros.
+        stopped (see ``unmap``: one step's work is bounded).
         """
         chunk = self.chunk
         first = -(-offset // chunk)
@@ -487,27 +480,13 @@ class Engine(object):
                 stop = min(first * chunk, end) if first < last else end
                 self.write(layer, offset, bytes(stop - offset))
                 return stop
-            chain = self._chain(layer)
-            rows = self.db.execute(
-                'SELECT idx, chunk FROM maps WHERE layer = ? AND idx >= ? '
-                'AND idx < ? ORDER BY idx LIMIT ?',
-                (layer, first, last, UNMAP_BATCH)).fetchall()
-            stop = rows[-1][0] + 1 if len(rows) == UNMAP_BATCH else last
-            # Data below shows through unless masked; each ancestor is
-            # read in index order, a batch at most.
-            below = set()
-            for anc in chain[1:]:
-                found = [idx for (idx,) in self.db.execute(
-                    'SELECT idx FROM maps WHERE layer = ? AND idx >= ? AND '
-                    'idx < ? AND chunk != 0 ORDER BY idx LIMIT ?',
-                    (anc, first, stop, UNMAP_BATCH))]
-                if len(found) == UNMAP_BATCH:
-                    stop = found[-1] + 1
-                below.update(found)
-            masked = sorted(idx for idx in below if idx < stop)
+            rows, masked, stop = unmap_mod.step_entries(
+                self.db, self._chain(layer), first, last)
             self._work['unmap_entries'] += len(rows) + len(masked)
             with self._unstaged(layer, first, stop):
-                self._drop_entries(layer, first, stop, rows, masked)
+                with self._own_transaction():
+                    unmap_mod.drop_entries(self.db, self._unref_chunks,
+                                           layer, first, stop, rows, masked)
             return stop * chunk
 
     @contextlib.contextmanager
@@ -521,21 +500,6 @@ class Engine(object):
         except BaseException:
             self.staging.dirty.update(dropped)
             raise
-
-    def _drop_entries(self, layer, first, stop, rows, masked):
-        """One step of an UNMAP: the layer's entries in [first, stop)
-        go (``rows`` among them), zeros mask ``masked`` ancestors' data.
-        """
-        with self._own_transaction():
-            freed = self._unref_chunks(
-                [entry for idx, entry in rows if idx < stop])
-            self.db.execute('DELETE FROM maps WHERE layer = ? AND idx >= ? '
-                            'AND idx < ?', (layer, first, stop))
-            self.db.executemany('INSERT INTO maps VALUES (?, ?, %d)' % ZERO,
-                                [(layer, idx) for idx in masked])
-            if freed:
-                self.db.execute('UPDATE layers SET written = written - ? '
-                                'WHERE id = ?', (freed, layer))
 
     @_settled
     def allocated_run(self, layer, offset, limit):
