@@ -68,6 +68,7 @@ from reference_array.core import allocation
 from reference_array.core import chunk_store
 from reference_array.core import engine_tables
 from reference_array.core import layers as layers_mod
+from reference_array.core import patch_log
 from reference_array.core import segments as segments_mod
 from reference_array.core import space as space_mod
 from reference_array.core import staging as staging_mod
@@ -85,6 +86,10 @@ WAL_CHECKPOINT = 64 * 1024 * 1024
 SETTLE_BATCH = 128
 # Between two batches stored in the background.
 PAUSE = 0.005
+# Patched chunks stored whole again a transaction, and for how long the
+# main loop does so when nothing is staged (the lock is let go between).
+MERGE_BATCH = 64
+MERGE_SECONDS = 0.2
 CACHE_LIMIT = 32 * 1024 * 1024
 COUNTERS = ('read_ops', 'write_ops', 'read_bytes', 'write_bytes',
             'read_seconds', 'write_seconds')
@@ -253,7 +258,6 @@ class Engine(object):
     def _layer_dedup(self, layer):
         return self.layers.dedup(layer)
 
-    # -- chunks --------------------------------------------------------------
     def _unref_chunks(self, chunks):
         """Drop one reference per listed chunk id (see ChunkStore.unref)."""
         return self.chunks.unref(chunks)
@@ -364,12 +368,8 @@ class Engine(object):
                                   self.reserve, 0)
 
     def bounded(self, total, used):
-        """(total, free) bytes of a pool of ``total`` bytes of which
-        ``used`` are charged, bounded by the filesystem under the array:
-        never larger than it less the reserve, never more free than the
-        array's own files leave of that. (Other files on a shared
-        filesystem are not counted; writes that find no room are
-        refused whatever was reported.)
+        """(total, free) bytes of a pool of ``total`` bytes, ``used``
+        charged, bounded by the filesystem (see ``space.bounded``).
         """
         return space_mod.bounded(self.fs_bytes, self.reserve,
                                  self.disk_bytes(), total, used)
@@ -384,6 +384,8 @@ class Engine(object):
         of the machine: that takes a ``flush``). Stored in small
         batches, the lock released between them, so I/O goes on.
         """
+        if older_than and not self._staged_bytes():
+            self.merge_patches(seconds=MERGE_SECONDS)
         with self.lock:
             now = time.monotonic()
             if not self.staging or now - self._staged_at < older_than:
@@ -401,6 +403,26 @@ class Engine(object):
         with self.lock:
             # What is still staged was written after ``now``.
             self._staged_at = now
+
+    def merge_patches(self, limit=MERGE_BATCH, seconds=0.0):
+        """Store patched chunks whole, ``limit`` a transaction; how many."""
+        merged, until = 0, time.monotonic() + seconds
+        while True:
+            with self.lock:
+                self._settle()
+                keys = patch_log.patched(self.db, limit)
+                for layer, idx in keys:
+                    offset = idx * self.chunk
+                    self._stage(layer, offset, self._read_image(
+                        self._chain(layer), offset, self.chunk))
+                self._settle(keys)
+            merged += len(keys)
+            if len(keys) < limit or time.monotonic() >= until:
+                return merged
+            time.sleep(PAUSE)
+
+    def _stage(self, layer, offset, data):
+        self.staging.stage(layer, offset, data)
 
     def _settle(self, keys=None):
         """Store staged chunks (``keys``, default all), one transaction."""
@@ -449,13 +471,8 @@ class Engine(object):
             self._storing = False
 
     def _compact(self, seg):
-        """Compact a segment (see ChunkStore.compact), in the engine's
-        own transaction.
-        """
+        """Compact a segment (ChunkStore.compact) in its own transaction."""
         self.chunks.compact(seg, self._own_transaction)
-
-    def _select_in(self, sql, keys, *args):
-        return chunk_store.select_in(self.db, sql, keys, *args)
 
     def _put_blocks(self, layer, chain, blocks):
         """Store whole chunks of ``layer`` (see ChunkStore.put_blocks)."""

@@ -24,6 +24,8 @@ data); the engine writes zeros into a partial chunk at either end.
 The engine owns the lock and the transaction; these run inside them.
 """
 
+from reference_array.core import patch_log
+
 ZERO = 0
 # Map entries one step drops or masks (the lock is held for one step at
 # a time).
@@ -62,6 +64,8 @@ def drop_entries(db, unref, layer, first, stop, rows, masked):
     ancestors' data.
     """
     freed = unref([entry for idx, entry in rows if idx < stop])
+    patch_log.drop(db, unref, 'layer = ? AND idx >= ? AND idx < ?',
+                   (layer, first, stop))
     db.execute('DELETE FROM maps WHERE layer = ? AND idx >= ? AND idx < ?',
                (layer, first, stop))
     db.executemany('INSERT INTO maps VALUES (?, ?, %d)' % ZERO,
