@@ -67,7 +67,8 @@ class StoreTestCase(testtools.TestCase):
 
 # Every 16 writes the writer makes them durable (flush) or only stored
 # (settle), and says how far it got.
-WRITER = textwrap.dedent("""
+# Both writers: the database and engine class, from argv[1] and argv[3].
+WRITER_ENGINE = textwrap.dedent("""
     import os, sys
     from reference_array.core import engine
     from reference_array.core import native_engine
@@ -77,6 +78,8 @@ WRITER = textwrap.dedent("""
     store = metadata.Store(sys.argv[1])
     eng = ENGINES[sys.argv[3]](store)
     layer = eng.new_layer()
+""")
+WRITER = WRITER_ENGINE + textwrap.dedent("""
     print(layer, flush=True)
     n = 0
     while True:
@@ -92,16 +95,7 @@ WRITER = textwrap.dedent("""
 # they go to the patch log), made durable every 16 writes and merged
 # every third time (``merge`` printed first: the kill may land in it).
 SLOTS = 256
-PATCH_WRITER = textwrap.dedent("""
-    import sys
-    from reference_array.core import engine
-    from reference_array.core import native_engine
-    from reference_array.core import store as metadata
-    ENGINES = {'Engine': engine.Engine,
-               'NativeEngine': native_engine.NativeEngine}
-    store = metadata.Store(sys.argv[1])
-    eng = ENGINES[sys.argv[2]](store)
-    layer = eng.new_layer()
+PATCH_WRITER = WRITER_ENGINE + textwrap.dedent("""
     eng.write(layer, 0, b''.join(b'fill%04d' % i * 512
                                  for i in range(SLOTS)))
     eng.flush()
@@ -159,7 +153,7 @@ class CrashTestCase(testtools.TestCase):
             if os.path.exists(db):
                 os.unlink(db)
             proc = subprocess.Popen([sys.executable, '-c', PATCH_WRITER, db,
-                                     self.engine_class.__name__],
+                                     'flush', self.engine_class.__name__],
                                     stdout=subprocess.PIPE, text=True)
             layer = int(proc.stdout.readline())
             acked = -1

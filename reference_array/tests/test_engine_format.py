@@ -33,6 +33,26 @@ from reference_array.tests import engine_fixture
 CHUNK = engine_fixture.CHUNK
 
 
+def _filled(test, engine_class, patched=False):
+    """(database path, layer, its image) of a store of 8 chunks written
+    by ``engine_class``, their first 4 KiB written again if ``patched``.
+    """
+    path = os.path.join(test.useFixture(fixtures.TempDir()).path, 'a.db')
+    store = metadata.Store(path)
+    eng = engine_class(store)
+    layer = eng.new_layer()
+    image = bytearray(os.urandom(8 * CHUNK))
+    eng.write(layer, 0, bytes(image))
+    eng.flush()
+    for idx in range(8 if patched else 0):
+        patch = os.urandom(4096)
+        image[idx * CHUNK:idx * CHUNK + 4096] = patch
+        eng.write(layer, idx * CHUNK, patch)
+    eng.close()
+    store.close()
+    return path, layer, image
+
+
 class MigrationTestCase(testtools.TestCase):
 
     engine_class = engine.Engine
@@ -75,14 +95,7 @@ class MigrationTestCase(testtools.TestCase):
                          eng.totals())
 
     def test_a_store_without_the_patch_log_gets_it(self):
-        path = os.path.join(self.useFixture(fixtures.TempDir()).path, 'a.db')
-        store = metadata.Store(path)
-        eng = self.engine_class(store)
-        layer = eng.new_layer()
-        data = bytearray(os.urandom(8 * CHUNK))
-        eng.write(layer, 0, bytes(data))
-        eng.close()
-        store.close()
+        path, layer, data = _filled(self, self.engine_class)
         # The format before the patch log: the same, without its table.
         db = sqlite3.connect(path, isolation_level=None)
         db.execute('DROP TABLE patches')
@@ -138,19 +151,8 @@ class NativeFormatTestCase(testtools.TestCase):
             store.close()
 
     def test_the_python_engine_reads_and_replaces_logged_patches(self):
-        path = os.path.join(self.useFixture(fixtures.TempDir()).path, 'a.db')
-        store = metadata.Store(path)
-        eng = native_engine.NativeEngine(store)
-        layer = eng.new_layer()
-        image = bytearray(os.urandom(8 * CHUNK))
-        eng.write(layer, 0, bytes(image))
-        eng.flush()
-        for idx in range(8):
-            patch = os.urandom(4096)
-            image[idx * CHUNK:idx * CHUNK + 4096] = patch
-            eng.write(layer, idx * CHUNK, patch)
-        eng.close()
-        store.close()
+        path, layer, image = _filled(self, native_engine.NativeEngine,
+                                     patched=True)
         store = metadata.Store(path)
         self.addCleanup(store.close)
         self.assertEqual((8,), store.connection.execute(
