@@ -23,8 +23,8 @@ NATIVE = setuptools.Extension(
     'reference_array.native._native',
     sources=['reference_array/native/%s.c' % name for name in
              ('module', 'store_type', 'store_methods', 'store', 'settle',
-              'runs', 'tables', 'blake3', 'lock', 'path', 'path_read',
-              'path_write', 'pdu')],
+              'store_patches', 'runs', 'tables', 'blake3', 'lock', 'path',
+              'path_read', 'path_write', 'pdu')],
     depends=['reference_array/native/%s.h' % name for name in
              ('native', 'store', 'tables', 'path')],
     libraries=['zstd', 'sqlite3'],

@@ -32,6 +32,8 @@ import threading
 import blake3
 import zstandard
 
+from reference_array.core import patch_log
+
 ZERO = 0
 # SQLite's default limit on host parameters is well above this.
 BATCH = 500
@@ -297,6 +299,11 @@ class ChunkStore(object):
             entries += [(layer, idx, ZERO) for idx in zeros if idx in masked]
         self.db.executemany('INSERT OR REPLACE INTO maps VALUES (?, ?, ?)',
                             entries)
+        # Replaced entries' logged slots go (the new data holds them).
+        for start in range(0, len(idxs), BATCH):
+            part = idxs[start:start + BATCH]
+            patch_log.drop(self.db, self.unref, 'layer = ? AND idx IN (%s)'
+                           % ','.join('?' * len(part)), [layer] + part)
         # What the layer holds itself, kept so that reading it is one row.
         delta = logical - self.unref(old.values())
         if delta:

@@ -51,9 +51,10 @@ hold), ``chunk_store`` (compressed, deduplicated chunks, their
 references and compaction), ``staging`` (the write-back cache and the
 read path over it), ``allocation`` (GET LBA STATUS), ``space`` (the
 reserve and a full disk), ``engine_tables`` (its tables and their
-migrations), ``segments`` (the files chunk data lives in). The native
-data path (``native_engine``) replaces staging, reads and storing
-batches, on the same files.
+migrations), ``segments`` (the files chunk data lives in), ``unmap``
+(the map entries one step of an UNMAP drops or masks). The native data
+path (``native_engine``) replaces staging, reads and storing batches,
+on the same files.
 """
 
 import collections
@@ -67,9 +68,11 @@ from reference_array.core import allocation
 from reference_array.core import chunk_store
 from reference_array.core import engine_tables
 from reference_array.core import layers as layers_mod
+from reference_array.core import patch_log
 from reference_array.core import segments as segments_mod
 from reference_array.core import space as space_mod
 from reference_array.core import staging as staging_mod
+from reference_array.core import unmap as unmap_mod
 
 DEFAULT_CHUNK = 16 * 1024
 ZERO = 0
@@ -83,12 +86,14 @@ WAL_CHECKPOINT = 64 * 1024 * 1024
 SETTLE_BATCH = 128
 # Between two batches stored in the background.
 PAUSE = 0.005
+# Patched chunks stored whole again a transaction, and for how long the
+# main loop does so when nothing is staged (the lock is let go between).
+MERGE_BATCH = 64
+MERGE_SECONDS = 0.2
 CACHE_LIMIT = 32 * 1024 * 1024
 COUNTERS = ('read_ops', 'write_ops', 'read_bytes', 'write_bytes',
             'read_seconds', 'write_seconds')
-# Map entries one step of an UNMAP drops or masks (the lock is held for
-# one step at a time).
-UNMAP_BATCH = 2048
+UNMAP_BATCH = unmap_mod.UNMAP_BATCH
 # Names other parts of the array know the engine's by.
 RUN_WINDOW = allocation.RUN_WINDOW
 NoSpace = space_mod.NoSpace
@@ -253,7 +258,6 @@ class Engine(object):
     def _layer_dedup(self, layer):
         return self.layers.dedup(layer)
 
-    # -- chunks --------------------------------------------------------------
     def _unref_chunks(self, chunks):
         """Drop one reference per listed chunk id (see ChunkStore.unref)."""
         return self.chunks.unref(chunks)
@@ -364,12 +368,8 @@ class Engine(object):
                                   self.reserve, 0)
 
     def bounded(self, total, used):
-        """(total, free) bytes of a pool of ``total`` bytes of which
-        ``used`` are charged, bounded by the filesystem under the array:
-        never larger than it less the reserve, never more free than the
-        array's own files leave of that. (Other files on a shared
-        filesystem are not counted; writes that find no room are
-        refused whatever was reported.)
+        """(total, free) bytes of a pool of ``total`` bytes, ``used``
+        charged, bounded by the filesystem (see ``space.bounded``).
         """
         return space_mod.bounded(self.fs_bytes, self.reserve,
                                  self.disk_bytes(), total, used)
@@ -384,6 +384,8 @@ class Engine(object):
         of the machine: that takes a ``flush``). Stored in small
         batches, the lock released between them, so I/O goes on.
         """
+        if older_than and not self._staged_bytes():
+            self.merge_patches(seconds=MERGE_SECONDS)
         with self.lock:
             now = time.monotonic()
             if not self.staging or now - self._staged_at < older_than:
@@ -401,6 +403,26 @@ class Engine(object):
         with self.lock:
             # What is still staged was written after ``now``.
             self._staged_at = now
+
+    def merge_patches(self, limit=MERGE_BATCH, seconds=0.0):
+        """Store patched chunks whole, ``limit`` a transaction; how many."""
+        merged, until = 0, time.monotonic() + seconds
+        while True:
+            with self.lock:
+                self._settle()
+                keys = patch_log.patched(self.db, limit)
+                for layer, idx in keys:
+                    offset = idx * self.chunk
+                    self._stage(layer, offset, self._read_image(
+                        self._chain(layer), offset, self.chunk))
+                self._settle(keys)
+            merged += len(keys)
+            if len(keys) < limit or time.monotonic() >= until:
+                return merged
+            time.sleep(PAUSE)
+
+    def _stage(self, layer, offset, data):
+        self.staging.stage(layer, offset, data)
 
     def _settle(self, keys=None):
         """Store staged chunks (``keys``, default all), one transaction."""
@@ -449,13 +471,8 @@ class Engine(object):
             self._storing = False
 
     def _compact(self, seg):
-        """Compact a segment (see ChunkStore.compact), in the engine's
-        own transaction.
-        """
+        """Compact a segment (ChunkStore.compact) in its own transaction."""
         self.chunks.compact(seg, self._own_transaction)
-
-    def _select_in(self, sql, keys, *args):
-        return chunk_store.select_in(self.db, sql, keys, *args)
 
     def _put_blocks(self, layer, chain, blocks):
         """Store whole chunks of ``layer`` (see ChunkStore.put_blocks)."""
@@ -470,14 +487,7 @@ class Engine(object):
 
     def unmap_step(self, layer, offset, end):
         """Discard from ``offset`` toward ``end``; returns where it
-        stopped.
-
-        One step drops or masks at most ``UNMAP_BATCH`` map entries, so
-        its work is in proportion to the data mapped in the range, never
-        to the range's length, and a caller that releases the lock
-        between steps lets other volumes' I/O through. Whole chunks lose
-        their map entries (a zero entry where an ancestor holds data);
-        a partial chunk at either end is written with zeros.
+        stopped (see ``unmap``: one step's work is bounded).
         """
         chunk = self.chunk
         first = -(-offset // chunk)
@@ -487,27 +497,13 @@ class Engine(object):
                 stop = min(first * chunk, end) if first < last else end
                 self.write(layer, offset, bytes(stop - offset))
                 return stop
-            chain = self._chain(layer)
-            rows = self.db.execute(
-                'SELECT idx, chunk FROM maps WHERE layer = ? AND idx >= ? '
-                'AND idx < ? ORDER BY idx LIMIT ?',
-                (layer, first, last, UNMAP_BATCH)).fetchall()
-            stop = rows[-1][0] + 1 if len(rows) == UNMAP_BATCH else last
-            # Data below shows through unless masked; each ancestor is
-            # read in index order, a batch at most.
-            below = set()
-            for anc in chain[1:]:
-                found = [idx for (idx,) in self.db.execute(
-                    'SELECT idx FROM maps WHERE layer = ? AND idx >= ? AND '
-                    'idx < ? AND chunk != 0 ORDER BY idx LIMIT ?',
-                    (anc, first, stop, UNMAP_BATCH))]
-                if len(found) == UNMAP_BATCH:
-                    stop = found[-1] + 1
-                below.update(found)
-            masked = sorted(idx for idx in below if idx < stop)
+            rows, masked, stop = unmap_mod.step_entries(
+                self.db, self._chain(layer), first, last)
             self._work['unmap_entries'] += len(rows) + len(masked)
             with self._unstaged(layer, first, stop):
-                self._drop_entries(layer, first, stop, rows, masked)
+                with self._own_transaction():
+                    unmap_mod.drop_entries(self.db, self._unref_chunks,
+                                           layer, first, stop, rows, masked)
             return stop * chunk
 
     @contextlib.contextmanager
@@ -521,21 +517,6 @@ class Engine(object):
         except BaseException:
             self.staging.dirty.update(dropped)
             raise
-
-    def _drop_entries(self, layer, first, stop, rows, masked):
-        """One step of an UNMAP: the layer's entries in [first, stop)
-        go (``rows`` among them), zeros mask ``masked`` ancestors' data.
-        """
-        with self._own_transaction():
-            freed = self._unref_chunks(
-                [entry for idx, entry in rows if idx < stop])
-            self.db.execute('DELETE FROM maps WHERE layer = ? AND idx >= ? '
-                            'AND idx < ?', (layer, first, stop))
-            self.db.executemany('INSERT INTO maps VALUES (?, ?, %d)' % ZERO,
-                                [(layer, idx) for idx in masked])
-            if freed:
-                self.db.execute('UPDATE layers SET written = written - ? '
-                                'WHERE id = ?', (freed, layer))
 
     @_settled
     def allocated_run(self, layer, offset, limit):

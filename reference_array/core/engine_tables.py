@@ -17,7 +17,9 @@ bring a database of an earlier version to them.
 
 Layers and their maps, chunk rows (where each chunk's compressed data
 is: a segment record, or the ``chunk_data`` table for chunks stored
-before segments existed) and the totals the capacity answers read.
+before segments existed), the patch log (``patch_log``: a database of an
+earlier version gets its empty table when opened) and the totals the
+capacity answers read.
 """
 
 # Reference counts live apart from the data: a count changes on every
@@ -56,6 +58,13 @@ CREATE TABLE IF NOT EXISTS maps (
 %(chunk_tables)s
 CREATE INDEX IF NOT EXISTS chunks_digest ON chunks(digest)
     WHERE digest IS NOT NULL;
+CREATE TABLE IF NOT EXISTS patches (
+    layer INTEGER NOT NULL,
+    idx INTEGER NOT NULL,
+    slot INTEGER NOT NULL,
+    chunk INTEGER NOT NULL,
+    PRIMARY KEY (layer, idx, slot)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS totals (
     name TEXT PRIMARY KEY,
     value INTEGER NOT NULL

@@ -22,6 +22,8 @@ with its map entries' chunk references, when its last owner lets go.
 The engine calls these under its lock, once staged writes are stored.
 """
 
+from reference_array.core import patch_log
+
 
 class LayerTree(object):
 
@@ -67,6 +69,7 @@ class LayerTree(object):
                 unref([chunk for (chunk,) in self.db.execute(
                     'SELECT chunk FROM maps WHERE layer = ? AND chunk != 0',
                     (layer,))])
+                patch_log.drop(self.db, unref, 'layer = ?', (layer,))
                 self.db.execute('DELETE FROM maps WHERE layer = ?', (layer,))
                 self.db.execute('DELETE FROM layers WHERE id = ?', (layer,))
                 self._chains.clear()

@@ -174,7 +174,12 @@ class NativeEngine(engine_mod.Engine):
                 self._settle(self._native.staged_keys(self._batch))
         self._count('write', len(data), started)
 
+    def _stage(self, layer, offset, data):
+        self._native.write(layer, offset, data)
+
     def settle(self, older_than=0.0):
+        if older_than and not self._staged_bytes():
+            self.merge_patches(seconds=engine_mod.MERGE_SECONDS)
         with self.lock:
             now = time.monotonic()
             if not self._native.staged or \

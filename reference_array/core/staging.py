@@ -22,6 +22,8 @@ above the maps. The engine stores staged chunks in batches (``take``)
 and decides when; everything here runs under its lock.
 """
 
+from reference_array.core import patch_log
+
 ZERO = 0
 MISSING = object()
 
@@ -119,18 +121,27 @@ class Staging(object):
                     if entry.__class__ is not Patch:
                         return entry
                     chunk = self._map_entry(layer, idx)
-                    return self._apply(layer, idx, entry, (
-                        self.chunks.content(chunk) if chunk is not None
-                        else self.read_chunk(chain[n + 1:], idx)))
+                    base = (self.chunks.content(chunk) if chunk is not None
+                            else self.read_chunk(chain[n + 1:], idx))
+                    if chunk:
+                        base = patch_log.overlay(self.db, self.chunks.data,
+                                                 self._work, layer, idx, base)
+                    return self._apply(layer, idx, entry, base)
             self._work['map_probes'] += 1
             row = self.db.execute(
-                'SELECT m.chunk, c.seg, c.off, c.size FROM maps m LEFT JOIN '
-                'chunks c ON c.id = m.chunk WHERE m.layer = ? AND m.idx = ?',
-                (layer, idx)).fetchone()
+                'SELECT m.chunk, c.seg, c.off, c.size, (SELECT COUNT(*) FROM '
+                'patches p WHERE p.layer = ?1 AND p.idx = ?2) FROM maps m '
+                'LEFT JOIN chunks c ON c.id = m.chunk WHERE m.layer = ?1 AND '
+                'm.idx = ?2', (layer, idx)).fetchone()
             if row is not None:
                 # Where the data is comes with the map entry: one query.
-                return None if row[0] == ZERO else self.chunks.data(
-                    row[0], row[1:])
+                if row[0] == ZERO:
+                    return None
+                data = self.chunks.data(row[0], row[1:4])
+                if row[4]:
+                    data = patch_log.overlay(self.db, self.chunks.data,
+                                             self._work, layer, idx, data)
+                return data
         return None
 
     def _map_entry(self, layer, idx):
@@ -175,6 +186,10 @@ class Staging(object):
                         break
                     if (anc, idx) in settled:
                         base = self.chunks.content(settled[(anc, idx)])
+                        if base is not None:
+                            base = patch_log.overlay(
+                                self.db, self.chunks.data, self._work, anc,
+                                idx, base)
                         break
                 self._apply(layer, idx, patch, base)
 

@@ -108,6 +108,7 @@ PyMODINIT_FUNC PyInit__native(void)
             PyModule_AddObjectRef(m, "DataPath",
                                   (PyObject *)&NativeDataPathType) < 0 ||
             PyModule_AddIntConstant(m, "MAX_TRANSFER", MAX_TRANSFER) < 0 ||
+            PyModule_AddIntConstant(m, "PATCH_BOUND", PATCH_BOUND) < 0 ||
             PyModule_AddStringConstant(m, "SQLITE_VERSION",
                                        sqlite3_libversion()) < 0 ||
             PyModule_AddStringConstant(m, "PYTHON_VERSION", PY_VERSION) < 0) {

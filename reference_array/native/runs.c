@@ -40,7 +40,7 @@ static int allocated(Store *s, const int64_t *chain, int n, int64_t idx)
     s->work[W_MAP_PROBES]++;
     for (int k = 0; k < n; k++) {
         int64_t chunk;
-        int found = store_map_entry(s, chain[k], idx, &chunk, 0);
+        int found = store_map_entry(s, chain[k], idx, &chunk, NULL, 0);
         if (found)
             return found < 0 ? -1 : chunk != 0;
     }

@@ -99,8 +99,10 @@ static LayerInfo *layer_info(Layers *l, int64_t layer, PyObject *info)
 
 /* The earlier content of a patched chunk, as the Python engine found it:
  * the first layer of the chain that has the chunk (staged below: the
- * general read path). The entry of the chunk's own layer is kept for
- * storing it (one probe, not two). */
+ * general read path), its logged slots applied. The entry of the
+ * chunk's own layer is kept for storing it (one probe, not two); a
+ * patch over that entry that fits the patch log is marked ``logged``
+ * and needs no base. */
 static int patch_base(Store *s, LayerInfo *li, Staged *e,
                       const uint8_t **base)
 {
@@ -109,17 +111,22 @@ static int patch_base(Store *s, LayerInfo *li, Staged *e,
         if (k && staged_get(&s->staged, li->chain[k], e->idx))
             return store_read_chunk(s, li->chain + k, li->n - k, e->idx,
                                     base);
-        int64_t w[4];
+        int64_t w[5];
         int found = store_map_read(s, li->chain[k], e->idx, w, 0);
         if (found < 0)
             return -1;
         if (!k) {
             e->old_known = found ? 1 : -1;
             e->old = found ? w[0] : 0;
+            e->patches = found ? w[4] : 0;
+            if (found && w[0] && store_loggable(s, e, w[4])) {
+                e->logged = 1;
+                return 0;
+            }
         }
         if (found) {
-            if (w[0] && !(*base = store_chunk_data(s, w[0], 1, w[1], w[2],
-                                                   w[3])))
+            if (w[0] && !(*base = store_entry_data(s, li->chain[k], e->idx,
+                                                   w)))
                 return -1;
             return 0;
         }
@@ -296,7 +303,7 @@ static int put_blocks(Store *s, LayerInfo *li, Staged **e, size_t m,
         if (found)
             c = e[i]->old;
         else if ((found = store_map_entry(s, li->layer, e[i]->idx, &c,
-                                          0)) < 0)
+                                          &e[i]->patches, 0)) < 0)
             goto out;
         old[i] = found > 0 ? c : 0;
     }
@@ -433,7 +440,8 @@ static int put_blocks(Store *s, LayerInfo *li, Staged **e, size_t m,
         int masked = 0;
         for (int k = 1; k < li->n && !masked; k++) {
             int64_t below;
-            masked = store_map_entry(s, li->chain[k], e[i]->idx, &below, 0);
+            masked = store_map_entry(s, li->chain[k], e[i]->idx, &below,
+                                     NULL, 0);
             if (masked < 0)
                 goto out;
         }
@@ -441,6 +449,11 @@ static int put_blocks(Store *s, LayerInfo *li, Staged **e, size_t m,
                        li->layer, e[i]->idx, 0) < 0)
             goto out;
     }
+    /* The entry's logged slots go with it (the new data holds them). */
+    for (size_t i = 0; i < m; i++)
+        if (e[i]->patches &&
+                store_drop_patches(s, li->layer, e[i]->idx, freed) < 0)
+            goto out;
     dropped = store_unref(s, old, m, &unheld);
     if (!dropped)
         goto out;
@@ -479,17 +492,28 @@ PyObject *store_settle(Store *s, Staged **batch, size_t n, PyObject *info,
     PyObject *freed = PyList_New(0);
     if (!freed)
         return NULL;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         batch[i]->old_known = 0;
+        batch[i]->patches = 0;
+        batch[i]->logged = 0;
+    }
     for (size_t i = 0; i < n; i++) {
         if (batch[i]->kind != STAGED_PATCH)
             continue;
         LayerInfo *li = layer_info(&layers, batch[i]->layer, info);
         const uint8_t *base;
         if (!li || patch_base(s, li, batch[i], &base) < 0 ||
-                store_resolve(s, batch[i], base) < 0)
+                (!batch[i]->logged && store_resolve(s, batch[i], base) < 0))
             goto fail;
     }
+    if (store_log_patches(s, batch, n, append, freed) < 0)
+        goto fail;
+    /* What is left is stored whole. */
+    size_t whole = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!batch[i]->logged)
+            batch[whole++] = batch[i];
+    n = whole;
     qsort(batch, n, sizeof(*batch), by_place);
     for (size_t i = 0; i < n;) {
         size_t j = i;

@@ -42,9 +42,11 @@
 #include "store.h"
 
 static const char *SQL[N_STMTS] = {
-    [S_MAP_READ] = "SELECT m.chunk, c.seg, c.off, c.size FROM maps m LEFT "
-        "JOIN chunks c ON c.id = m.chunk WHERE m.layer = ? AND m.idx = ?",
-    [S_MAP] = "SELECT chunk FROM maps WHERE layer = ? AND idx = ?",
+    [S_MAP_READ] = "SELECT m.chunk, c.seg, c.off, c.size, (SELECT COUNT(*) "
+        "FROM patches p WHERE p.layer = ?1 AND p.idx = ?2) FROM maps m LEFT "
+        "JOIN chunks c ON c.id = m.chunk WHERE m.layer = ?1 AND m.idx = ?2",
+    [S_MAP] = "SELECT chunk, (SELECT COUNT(*) FROM patches p WHERE p.layer = "
+        "?1 AND p.idx = ?2) FROM maps WHERE layer = ?1 AND idx = ?2",
     [S_WHERE] = "SELECT seg, off, size FROM chunks WHERE id = ?",
     [S_LEGACY] = "SELECT data FROM chunk_data WHERE id = ?",
     [S_DIGEST] = "SELECT id FROM chunks WHERE digest = ?",
@@ -64,11 +66,19 @@ static const char *SQL[N_STMTS] = {
         "AND idx < ?",
     [S_NEXT_DATA] = "SELECT idx FROM maps WHERE layer = ? AND idx >= ? AND "
         "idx < ? AND chunk != 0 ORDER BY idx LIMIT 1",
+    [S_PATCHES] = "SELECT p.slot, p.chunk, c.seg, c.off, c.size FROM "
+        "patches p JOIN chunks c ON c.id = p.chunk WHERE p.layer = ? AND "
+        "p.idx = ?",
+    [S_PATCH_SLOT] = "SELECT chunk FROM patches WHERE layer = ? AND idx = ? "
+        "AND slot = ?",
+    [S_PUT_PATCH] = "INSERT OR REPLACE INTO patches VALUES (?, ?, ?, ?)",
+    [S_DROP_PATCHES] = "DELETE FROM patches WHERE layer = ? AND idx = ? "
+        "RETURNING chunk",
 };
 
 const char *WORK_NAMES[N_WORK] = {
     "map_probes", "chunks_fetched", "bytes_decompressed",
-    "patches_resolved",
+    "patches_resolved", "patches_logged", "patch_log_reads",
 };
 
 static void whole_or_zero(Store *s, Staged *e);
@@ -162,7 +172,7 @@ int store_add_total(Store *s, const char *name, int64_t delta)
 
 /* The chunk id of a map entry: 1 found, 0 none, -1 error. */
 int store_map_entry(Store *s, int64_t layer, int64_t idx, int64_t *chunk,
-                    int count)
+                    int64_t *patches, int count)
 {
     sqlite3_stmt *st = store_stmt(s, S_MAP);
     if (!st)
@@ -173,6 +183,8 @@ int store_map_entry(Store *s, int64_t layer, int64_t idx, int64_t *chunk,
     int rc = sqlite3_step(st), found = 0;
     if (rc == SQLITE_ROW) {
         *chunk = sqlite3_column_int64(st, 0);
+        if (patches)
+            *patches = sqlite3_column_int64(st, 1);
         found = 1;
     }
     sqlite3_reset(st);
@@ -186,7 +198,7 @@ int store_map_entry(Store *s, int64_t layer, int64_t idx, int64_t *chunk,
 /* A map entry and where its chunk's data is, in one query: w[0] the
  * chunk id (0: zeros), w[1..3] its segment (-1: the chunk_data table),
  * offset and size. 1 found, 0 none, -1 error. */
-int store_map_read(Store *s, int64_t layer, int64_t idx, int64_t w[4],
+int store_map_read(Store *s, int64_t layer, int64_t idx, int64_t w[5],
                    int count)
 {
     sqlite3_stmt *st = store_stmt(s, S_MAP_READ);
@@ -202,6 +214,7 @@ int store_map_read(Store *s, int64_t layer, int64_t idx, int64_t w[4],
             sqlite3_column_int64(st, 1);
         w[2] = sqlite3_column_int64(st, 2);
         w[3] = sqlite3_column_int64(st, 3);
+        w[4] = sqlite3_column_int64(st, 4);
     }
     sqlite3_reset(st);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
@@ -394,13 +407,13 @@ int store_read_chunk(Store *s, const int64_t *chain, int n, int64_t idx,
             : NULL;
         if (e) {
             if (e->kind == STAGED_PATCH) {
-                int64_t w[4];
+                int64_t w[5];
                 const uint8_t *base = NULL;
                 int found = store_map_read(s, chain[k], idx, w, 1);
                 if (found < 0)
                     return -1;
                 if (found && w[0]) {
-                    base = store_chunk_data(s, w[0], 1, w[1], w[2], w[3]);
+                    base = store_entry_data(s, chain[k], idx, w);
                     if (!base)
                         return -1;
                 } else if (!found &&
@@ -414,7 +427,7 @@ int store_read_chunk(Store *s, const int64_t *chain, int n, int64_t idx,
             *out = e->kind == STAGED_WHOLE ? e->data : NULL;
             return 0;
         }
-        int64_t w[4];
+        int64_t w[5];
         int found = store_map_read(s, chain[k], idx, w, 1);
         if (found < 0)
             return -1;
@@ -423,7 +436,7 @@ int store_read_chunk(Store *s, const int64_t *chain, int n, int64_t idx,
                 *out = NULL;
                 return 0;
             }
-            *out = store_chunk_data(s, w[0], 1, w[1], w[2], w[3]);
+            *out = store_entry_data(s, chain[k], idx, w);
             return *out ? 0 : -1;
         }
     }

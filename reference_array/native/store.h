@@ -47,11 +47,23 @@ enum {
     S_MAP_READ, S_MAP, S_WHERE, S_LEGACY, S_DIGEST, S_INSERT_CHUNK,
     S_ADD_REFS, S_CHUNK_ROW, S_DELETE_CHUNK, S_DELETE_LEGACY, S_DELETE_MAP,
     S_PUT_MAP, S_WRITTEN, S_TOTAL, S_COUNT_RUN, S_RUN_ROWS, S_NEXT_DATA,
-    N_STMTS
+    S_PATCHES, S_PATCH_SLOT, S_PUT_PATCH, S_DROP_PATCHES, N_STMTS
 };
 
 /* Work done, by kind: what the engine's shape tests count. */
-enum { W_MAP_PROBES, W_FETCHED, W_DECOMPRESSED, W_PATCHES, N_WORK };
+enum {
+    W_MAP_PROBES, W_FETCHED, W_DECOMPRESSED, W_PATCHES, W_LOGGED,
+    W_LOG_READS, N_WORK
+};
+
+/* The patch log (store_patches.c): a write of whole 4 KiB slots into a
+ * stored chunk of its own layer is kept as uncompressed slot records
+ * (chunk rows without a digest, one ``patches`` row each) instead of the
+ * whole chunk compressed again; a chunk is stored whole again (merged)
+ * when a write would leave it more than PATCH_BOUND slots, or when the
+ * engine merges in the background. A read resolves PATCH_BOUND at most. */
+#define PATCH_SLOT 4096
+#define PATCH_BOUND 2
 extern const char *WORK_NAMES[N_WORK];
 
 /* Operations, bytes and nanoseconds of one direction. */
@@ -85,6 +97,7 @@ typedef struct {
     int64_t room;
     long long work[N_WORK];
     uint8_t *zero;
+    uint8_t *patched;           /* a chunk with its patches applied */
     int busy;                   /* a call is running (checks the lock) */
     int error_kind;
     char error[256];
@@ -109,9 +122,10 @@ void store_db_error(Store *s);
 void store_raise(Store *s);
 int store_exec(Store *s, int which, int n, int64_t a, int64_t b, int64_t c);
 int store_add_total(Store *s, const char *name, int64_t delta);
+/* Map lookups; *patches (w[4]): the entry's patch log records. */
 int store_map_entry(Store *s, int64_t layer, int64_t idx, int64_t *chunk,
-                    int count);
-int store_map_read(Store *s, int64_t layer, int64_t idx, int64_t w[4],
+                    int64_t *patches, int count);
+int store_map_read(Store *s, int64_t layer, int64_t idx, int64_t w[5],
                    int count);
 void store_forget_segment(Store *s, int64_t seg);
 const uint8_t *store_chunk_data(Store *s, int64_t chunk, int have_where,
@@ -121,6 +135,15 @@ int store_read_chunk(Store *s, const int64_t *chain, int n, int64_t idx,
                      const uint8_t **out);
 int store_stage(Store *s, int64_t layer, int64_t offset, const uint8_t *buf,
                 size_t len);
+
+/* store_patches.c */
+const uint8_t *store_entry_data(Store *s, int64_t layer, int64_t idx,
+                                const int64_t w[5]);
+int store_drop_patches(Store *s, int64_t layer, int64_t idx,
+                       PyObject *freed);
+int store_loggable(Store *s, const Staged *e, int64_t existing);
+int store_log_patches(Store *s, Staged **batch, size_t n, PyObject *append,
+                      PyObject *freed);
 
 /* runs.c */
 int store_allocated_run(Store *s, const int64_t *chain, int n,

@@ -79,13 +79,15 @@ static int Store_init(Store *s, PyObject *args, PyObject *kw)
     store_release(s);
     free(s->segdir);
     free(s->zero);
+    free(s->patched);
     s->segdir = strdup(segdir);
     s->zero = calloc(1, chunk);
+    s->patched = malloc(chunk);
     if (!s->cctx)
         s->cctx = ZSTD_createCCtx();
     if (!s->dctx)
         s->dctx = ZSTD_createDCtx();
-    if (!s->segdir || !s->zero || !s->cctx || !s->dctx) {
+    if (!s->segdir || !s->zero || !s->patched || !s->cctx || !s->dctx) {
         PyErr_NoMemory();
         return -1;
     }
@@ -114,6 +116,7 @@ static void Store_dealloc(Store *s)
     ZSTD_freeDCtx(s->dctx);
     free(s->segdir);
     free(s->zero);
+    free(s->patched);
     Py_TYPE(s)->tp_free((PyObject *)s);
 }
 

@@ -38,6 +38,8 @@ typedef struct Staged {
      * (old_known: 1 entry ``old``, -1 no entry, 0 not looked up). */
     int old_known;
     int64_t old;
+    int64_t patches;            /* patch log records of ``old`` */
+    int logged;                 /* stored in the patch log this batch */
     struct Staged *hnext;
     struct Staged *prev, *next;
 } Staged;

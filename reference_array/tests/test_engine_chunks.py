@@ -25,6 +25,7 @@ from reference_array.core import chunk_store
 from reference_array.core import engine
 from reference_array.core import segments
 from reference_array.core import store as metadata
+from reference_array import native
 from reference_array.tests import engine_fixture
 
 CHUNK = engine_fixture.CHUNK
@@ -139,8 +140,11 @@ class SegmentsTestCase(testtools.TestCase):
         for vol in (fresh, aged):
             self.engine.write(vol, 0, os.urandom(chunks * CHUNK))
         self.engine.flush()
-        self._overwrite(aged, chunks, passes=3)
         offset = 37 * CHUNK + 8192
+        # The native data path logs 4 KiB writes into stored chunks: a
+        # read resolves the chunk's logged slots, a bounded number.
+        bound = native._native.PATCH_BOUND if getattr(
+            self.engine, '_native', None) else 0
 
         def one_read(vol):
             self.engine.drop_cache()
@@ -148,6 +152,29 @@ class SegmentsTestCase(testtools.TestCase):
         first = one_read(fresh)
         self.assertEqual({'map_probes': 1, 'chunks_fetched': 1,
                           'bytes_decompressed': CHUNK}, first)
+        for _history in range(2):
+            self._overwrite(aged, chunks, passes=3)
+            # Every chunk's read resolves the bound at most.
+            for idx in range(chunks):
+                self.engine.drop_cache()
+                work = self._work(lambda: self.engine.read(
+                    aged, idx * CHUNK, 4096))
+                self.assertLessEqual(work.get('patch_log_reads', 0), bound)
+            # The chunk read stored whole, then a slot of it logged (on
+            # the native path).
+            self.engine.write(aged, 37 * CHUNK + 4096, os.urandom(3 * 4096))
+            self.engine.flush()
+            self.engine.write(aged, 37 * CHUNK, os.urandom(4096))
+            self.engine.flush()
+            work = one_read(aged)
+            records = work.pop('patch_log_reads', 0)
+            self.assertEqual(min(bound, 1), records, work)
+            self.assertEqual({'map_probes': 1, 'chunks_fetched': 1 + records,
+                              'bytes_decompressed': CHUNK + records * 4096},
+                             work)
+        # Once merged, the same work as on a fresh volume.
+        while self.engine.merge_patches():
+            pass
         self.assertEqual(first, one_read(aged))
 
     def test_allocation_status_work_is_bounded(self):

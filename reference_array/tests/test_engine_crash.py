@@ -15,12 +15,14 @@
 """Durability: what a writer killed with SIGKILL acknowledged reads back,
 and a failed commit leaves the store usable."""
 
+import collections
 import os
 import signal
 import sqlite3
 import subprocess
 import sys
 import textwrap
+import time
 
 import fixtures
 import testtools
@@ -65,7 +67,8 @@ class StoreTestCase(testtools.TestCase):
 
 # Every 16 writes the writer makes them durable (flush) or only stored
 # (settle), and says how far it got.
-WRITER = textwrap.dedent("""
+# Both writers: the database and engine class, from argv[1] and argv[3].
+WRITER_ENGINE = textwrap.dedent("""
     import os, sys
     from reference_array.core import engine
     from reference_array.core import native_engine
@@ -75,6 +78,8 @@ WRITER = textwrap.dedent("""
     store = metadata.Store(sys.argv[1])
     eng = ENGINES[sys.argv[3]](store)
     layer = eng.new_layer()
+""")
+WRITER = WRITER_ENGINE + textwrap.dedent("""
     print(layer, flush=True)
     n = 0
     while True:
@@ -84,6 +89,28 @@ WRITER = textwrap.dedent("""
             print(n, flush=True)
         n += 1
 """)
+
+
+# 4 KiB overwrites of stored chunks, scattered (on the native data path
+# they go to the patch log), made durable every 16 writes and merged
+# every third time (``merge`` printed first: the kill may land in it).
+SLOTS = 256
+PATCH_WRITER = WRITER_ENGINE + textwrap.dedent("""
+    eng.write(layer, 0, b''.join(b'fill%04d' % i * 512
+                                 for i in range(SLOTS)))
+    eng.flush()
+    print(layer, flush=True)
+    n = 0
+    while True:
+        eng.write(layer, (n * 97 % SLOTS) * 4096, (b'%08d' % n) * 512)
+        if n % 16 == 15:
+            eng.flush()
+            print(n, flush=True)
+            if n % 48 == 47:
+                print('merge', flush=True)
+                eng.merge_patches()
+        n += 1
+""").replace('SLOTS', str(SLOTS))
 
 
 class CrashTestCase(testtools.TestCase):
@@ -117,6 +144,46 @@ class CrashTestCase(testtools.TestCase):
             for n in range(acked + 1):
                 self.assertEqual((b'%08d' % n) * 512,
                                  eng.read(layer, n * 4096, 4096), n)
+            store.close()
+
+    def test_flushed_overwrites_survive_kill_9_in_a_merge(self):
+        tmp = self.useFixture(fixtures.TempDir()).path
+        db = os.path.join(tmp, 'a.db')
+        for round_ in range(3):
+            if os.path.exists(db):
+                os.unlink(db)
+            proc = subprocess.Popen([sys.executable, '-c', PATCH_WRITER, db,
+                                     'flush', self.engine_class.__name__],
+                                    stdout=subprocess.PIPE, text=True)
+            layer = int(proc.stdout.readline())
+            acked = -1
+            # Killed at once after a merge began, or a little later.
+            while True:
+                line = proc.stdout.readline().strip()
+                if line == 'merge':
+                    if acked >= 400 + 48 * round_:
+                        break
+                    continue
+                acked = int(line)
+            if round_:
+                time.sleep(0.001 * round_)
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+            proc.stdout.close()
+            # The last acknowledged write of each slot; a slot written
+            # again after it may hold either.
+            expected, later = {}, collections.defaultdict(set)
+            for n in range(acked + 1):
+                expected[n * 97 % SLOTS] = (b'%08d' % n) * 512
+            for n in range(acked + 1, acked + 64):
+                later[n * 97 % SLOTS].add((b'%08d' % n) * 512)
+            store = metadata.Store(db)
+            eng = self.engine_class(store)
+            for slot in range(SLOTS):
+                got = eng.read(layer, slot * 4096, 4096)
+                want = expected.get(slot, b'fill%04d' % slot * 512)
+                if got != want:
+                    self.assertIn(got, later[slot], slot)
             store.close()
 
 

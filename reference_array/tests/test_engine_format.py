@@ -33,6 +33,26 @@ from reference_array.tests import engine_fixture
 CHUNK = engine_fixture.CHUNK
 
 
+def _filled(test, engine_class, patched=False):
+    """(database path, layer, its image) of a store of 8 chunks written
+    by ``engine_class``, their first 4 KiB written again if ``patched``.
+    """
+    path = os.path.join(test.useFixture(fixtures.TempDir()).path, 'a.db')
+    store = metadata.Store(path)
+    eng = engine_class(store)
+    layer = eng.new_layer()
+    image = bytearray(os.urandom(8 * CHUNK))
+    eng.write(layer, 0, bytes(image))
+    eng.flush()
+    for idx in range(8 if patched else 0):
+        patch = os.urandom(4096)
+        image[idx * CHUNK:idx * CHUNK + 4096] = patch
+        eng.write(layer, idx * CHUNK, patch)
+    eng.close()
+    store.close()
+    return path, layer, image
+
+
 class MigrationTestCase(testtools.TestCase):
 
     engine_class = engine.Engine
@@ -74,6 +94,27 @@ class MigrationTestCase(testtools.TestCase):
         self.assertEqual({'physical': 0, 'logical': 0, 'stored_raw': 0},
                          eng.totals())
 
+    def test_a_store_without_the_patch_log_gets_it(self):
+        path, layer, data = _filled(self, self.engine_class)
+        # The format before the patch log: the same, without its table.
+        db = sqlite3.connect(path, isolation_level=None)
+        db.execute('DROP TABLE patches')
+        db.close()
+        store = metadata.Store(path)
+        self.addCleanup(store.close)
+        eng = self.engine_class(store)
+        for idx in range(8):
+            patch = os.urandom(4096)
+            data[idx * CHUNK + 4096:idx * CHUNK + 8192] = patch
+            eng.write(layer, idx * CHUNK + 4096, patch)
+        eng.flush()
+        self.assertEqual(bytes(data), eng.read(layer, 0, 8 * CHUNK))
+        eng.release(layer)
+        self.assertEqual({'physical': 0, 'logical': 0, 'stored_raw': 0},
+                         eng.totals())
+        self.assertEqual((0,), store.connection.execute(
+            'SELECT COUNT(*) FROM patches').fetchone())
+
 
 NativeMigrationTestCase = engine_fixture.on_native(MigrationTestCase)
 
@@ -108,6 +149,30 @@ class NativeFormatTestCase(testtools.TestCase):
             self.assertEqual(4 * CHUNK, eng.usage([data['layer']])[1])
             eng.close()
             store.close()
+
+    def test_the_python_engine_reads_and_replaces_logged_patches(self):
+        path, layer, image = _filled(self, native_engine.NativeEngine,
+                                     patched=True)
+        store = metadata.Store(path)
+        self.addCleanup(store.close)
+        self.assertEqual((8,), store.connection.execute(
+            'SELECT COUNT(*) FROM patches').fetchone())
+        eng = engine.Engine(store)
+        self.assertEqual(bytes(image), eng.read(layer, 0, 8 * CHUNK))
+        # Whole chunks, a patch over a logged chunk, UNMAP, a merge: each
+        # drops what it replaces.
+        eng.write(layer, 0, os.urandom(CHUNK))
+        eng.write(layer, CHUNK + 8192, os.urandom(100))
+        eng.unmap(layer, 2 * CHUNK, 2 * CHUNK)
+        eng.flush()
+        self.assertEqual(4, eng.merge_patches())
+        self.assertEqual((0,), store.connection.execute(
+            'SELECT COUNT(*) FROM patches').fetchone())
+        self.assertEqual(bytes(image[4 * CHUNK:]),
+                         eng.read(layer, 4 * CHUNK, 4 * CHUNK))
+        eng.release(layer)
+        self.assertEqual({'physical': 0, 'logical': 0, 'stored_raw': 0},
+                         eng.totals())
 
     def test_each_engine_reads_what_the_other_wrote(self):
         path = os.path.join(self.useFixture(fixtures.TempDir()).path, 'a.db')

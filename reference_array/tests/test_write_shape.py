@@ -14,11 +14,15 @@
 
 """The work of storing small writes, counted (never timed).
 
-A 4 KiB write into a stored chunk is stored as the whole patched chunk:
-the chunk's old map entry and data are found, the new chunk is stored
-and the old one loses its reference. The SQL this takes per chunk is
-what the native data path pays per random 4 KiB write, whatever the
-volume's size or history.
+A write of whole 4 KiB slots into a stored chunk of the layer's own goes
+to the patch log (``native/store_patches.c``): the slots are appended
+as they are, a chunk row and a patch row each, and the chunk is neither
+read nor compressed again. A write the log does not take (more slots
+than its bound, or part of a slot) is stored as the whole patched
+chunk: the chunk's old map entry and data are found, the new chunk is
+stored and the old one loses its reference. The SQL either takes per
+chunk is what the native data path pays per random small write,
+whatever the volume's size or history.
 """
 
 import collections
@@ -27,6 +31,7 @@ import os
 import testtools
 
 from reference_array.core import native_engine
+from reference_array.core import patch_log
 from reference_array import native
 from reference_array.tests import engine_fixture
 
@@ -35,6 +40,12 @@ CHUNKS = 64
 # lookup, the chunk row, the map entry, and the old chunk's row read and
 # deleted.
 STATEMENTS_PER_CHUNK = 6
+# Per logged slot: the map entry (with its patch count), the slot's
+# chunk row and its patch row.
+STATEMENTS_PER_SLOT = 3
+# Past the patch log's bound: stored as the whole chunk.
+WHOLE = (native._native.PATCH_BOUND + 1) * patch_log.SLOT if \
+    native.AVAILABLE else 3 * patch_log.SLOT
 
 
 @testtools.skipUnless(native.AVAILABLE, engine_fixture.NO_NATIVE)
@@ -61,17 +72,48 @@ class SmallWriteShapeTestCase(engine_fixture.EngineTestCase):
         for i in range(0, CHUNKS, step):
             self.engine.write(vol, i * chunk + 4096, data(i))
 
-    def test_patched_chunks_take_a_fixed_number_of_statements(self):
-        chunk = self.engine.chunk
+    def _filled(self):
         vol = self.engine.new_layer()
-        self.engine.write(vol, 0, os.urandom(CHUNKS * chunk))
+        self.engine.write(vol, 0, os.urandom(CHUNKS * self.engine.chunk))
         self.engine.flush()
-        seen = self._statements(
-            lambda: self._patch_each(vol, lambda i: os.urandom(4096)))
-        data = sum(count for sql, count in seen.items()
+        return vol
+
+    def _data_statements(self, seen):
+        return sum(count for sql, count in seen.items()
                    if not sql.startswith(('BEGIN', 'COMMIT', 'PRAGMA',
                                           'UPDATE totals')))
-        self.assertLessEqual(data, STATEMENTS_PER_CHUNK * CHUNKS + 1, seen)
+
+    def test_4k_writes_into_stored_chunks_are_logged(self):
+        vol = self._filled()
+        before = self.engine.work
+        written = {}
+
+        def write():
+            for i in range(CHUNKS):
+                written[i] = os.urandom(4096)
+                self.engine.write(vol, i * self.engine.chunk + 4096,
+                                  written[i])
+        seen = self._statements(write)
+        work = self.engine.work
+        work.subtract(before)
+        self.assertLessEqual(self._data_statements(seen),
+                             STATEMENTS_PER_SLOT * CHUNKS + 1, seen)
+        # Nothing read, compressed or freed: one slot record each.
+        self.assertEqual(CHUNKS, work['patches_logged'], work)
+        self.assertEqual(0, work['chunks_fetched'], work)
+        self.assertEqual(0, seen['DELETE FROM chunks'], seen)
+        self.assertEqual(CHUNKS, seen['INSERT INTO chunks'], seen)
+        for i in range(CHUNKS):
+            self.assertEqual(written[i], self.engine.read(
+                vol, i * self.engine.chunk + 4096, 4096))
+
+    def test_patched_chunks_take_a_fixed_number_of_statements(self):
+        chunk = self.engine.chunk
+        vol = self._filled()
+        seen = self._statements(
+            lambda: self._patch_each(vol, lambda i: os.urandom(WHOLE)))
+        self.assertLessEqual(self._data_statements(seen),
+                             STATEMENTS_PER_CHUNK * CHUNKS + 1, seen)
         # The old chunks were replaced: one row each, deleted.
         self.assertEqual(CHUNKS, seen['DELETE FROM chunks'], seen)
         self.assertEqual(0, seen['UPDATE chunks SET'], seen)
@@ -86,14 +128,14 @@ class SmallWriteShapeTestCase(engine_fixture.EngineTestCase):
         # Every chunk the same: one stored chunk, CHUNKS references.
         self.engine.write(vol, 0, block * CHUNKS)
         self.engine.flush()
-        patch = os.urandom(4096)
+        patch = os.urandom(WHOLE)
         # Every other chunk patched alike: one new chunk, and the old one
         # keeps the references of the chunks left alone.
         seen = self._statements(
             lambda: self._patch_each(vol, lambda i: patch, step=2))
         self.assertEqual(0, seen['DELETE FROM chunks'], seen)
         self.assertEqual(1, seen['UPDATE chunks SET'], seen)
-        patched = block[:4096] + patch + block[8192:]
+        patched = block[:4096] + patch + block[4096 + WHOLE:]
         for i in range(CHUNKS):
             self.assertEqual(patched if i % 2 == 0 else block,
                              self.engine.read(vol, i * chunk, chunk))
