@@ -170,3 +170,129 @@ class BoundedHostLockTestCase(test.TestCase):
         self.assertEqual({'data': {}}, drv.initialize_connection(
             self.volume, CONNECTOR))
         self.assertTrue(lock.released.is_set())
+
+
+class UnfairLock(object):
+    """A coordinator serving the latest of its waiters first, as a
+    polling one can: a release goes to whoever asks next, not to whoever
+    asked first. One state for every handle of the name.
+    """
+
+    def __init__(self):
+        self.cond = threading.Condition()
+        self.owner = None
+        self.waiting = []
+        self.most_waiting = 0
+
+    def handle(self):
+        return _Handle(self)
+
+
+class _Handle(object):
+
+    name = b'_tooz_cinder-cinder-flash-attach-flash-compute-1_lock'
+
+    def __init__(self, state):
+        self.state = state
+
+    def acquire(self, blocking=True):
+        state = self.state
+        deadline = time.monotonic() + float(blocking)
+        with state.cond:
+            state.waiting.append(self)
+            state.most_waiting = max(state.most_waiting, len(state.waiting))
+            try:
+                while state.owner is not None or \
+                        state.waiting[-1] is not self:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        return False
+                    state.cond.wait(left)
+                state.owner = self
+                return True
+            finally:
+                state.waiting.remove(self)
+
+    def release(self):
+        with self.state.cond:
+            assert self.state.owner is self
+            self.state.owner = None
+            self.state.cond.notify_all()
+
+
+class ArrivalOrderTestCase(test.TestCase):
+    """Calls of one service get a lock in the order they asked for it,
+    whatever order the coordinator would serve them in.
+    """
+
+    def setUp(self):
+        super().setUp()
+        self.state = UnfairLock()
+        self.asked = threading.Semaphore(0)
+
+        def get_lock(name):
+            self.asked.release()
+            return self.state.handle()
+        self.mock_object(coordination.COORDINATOR, 'get_lock',
+                         side_effect=get_lock)
+        self.order = []
+        self.outcomes = {}
+        self.threads = []
+
+    def call(self, who, wait, hold=0.0):
+        try:
+            with locks.held('cinder-flash-attach-flash-compute-1', wait,
+                            'initialize_connection'):
+                self.order.append(who)
+                time.sleep(hold)
+            self.outcomes[who] = 'held'
+        except locks.LockWaitTimeout:
+            self.outcomes[who] = 'gave up'
+
+    def arrive(self, who, wait, hold=0.0):
+        thread = threading.Thread(target=self.call, args=(who, wait, hold))
+        thread.start()
+        self.threads.append(thread)
+        self.assertTrue(self.asked.acquire(timeout=5))
+        # Past the call's arrival: it is in line (or polling) before the
+        # next one asks.
+        time.sleep(0.1)
+
+    def join(self):
+        for thread in self.threads:
+            thread.join(20)
+            self.assertFalse(thread.is_alive())
+
+    def test_waiters_get_the_lock_in_arrival_order(self):
+        self.arrive('first', 10, hold=0.5)
+        for who in 'abcde':
+            self.arrive(who, 10)
+        self.join()
+        self.assertEqual(['first', 'a', 'b', 'c', 'd', 'e'], self.order)
+        # One contender at the coordinator, however many calls wait.
+        self.assertEqual(1, self.state.most_waiting)
+
+    def test_a_waiter_that_gives_up_does_not_block_the_line(self):
+        self.arrive('first', 10, hold=1.0)
+        self.arrive('hasty', 0.3)
+        self.arrive('b', 10)
+        self.arrive('c', 10)
+        started = time.monotonic()
+        self.join()
+        self.assertEqual('gave up', self.outcomes['hasty'])
+        self.assertEqual(['first', 'b', 'c'], self.order)
+        self.assertLess(time.monotonic() - started, 5)
+
+    def test_the_wait_stays_bounded_behind_a_long_holder(self):
+        self.arrive('first', 10, hold=3.0)
+        started = time.monotonic()
+        self.arrive('a', 0.5)
+        self.arrive('b', 0.8)
+        self.threads[1].join(5)
+        self.threads[2].join(5)
+        # Each gave up within its own wait, the line moving or not.
+        self.assertLess(time.monotonic() - started, 2.0)
+        self.assertEqual({'a': 'gave up', 'b': 'gave up'}, self.outcomes)
+        self.join()
+        self.assertEqual(['first'], self.order)
+        self.assertEqual({}, locks._LINES)
