@@ -110,21 +110,24 @@ class _Line(object):
     def idle(self):
         return not (self.turns or self.holder or self.asking)
 
-    def pump(self):
+    def pump(self, after_release=False):
         """The helper to start, once out of the guard, if the head of
         the line needs one (starting a thread can switch green threads).
         """
         if self.asking or self.holder is not None or not self.turns:
             return None
         self.asking = True
-        head = self.turns[0]
-        return threading.Thread(target=self.ask, args=(head, head.left()),
-                                daemon=True)
+        return threading.Thread(
+            target=self.ask, daemon=True,
+            args=(self.turns[0], _GAP if after_release else 0.0))
 
-    def ask(self, head, wait):
+    def ask(self, head, gap):
+        # Right after this service released the lock, leave another
+        # service's contender its poll before this line asks again.
+        time.sleep(gap)
         lock, error = head.handle, None
         try:
-            acquired = bool(lock.acquire(blocking=wait))
+            acquired = bool(lock.acquire(blocking=head.left()))
         except Exception as e:
             acquired, error = False, e
         with _GUARD:
@@ -161,7 +164,7 @@ class _Line(object):
         with _GUARD:
             if self.holder is turn:
                 self.holder = None
-            helper = self.pump()
+            helper = self.pump(after_release=True)
             self.forget_if_idle()
         _start(helper)
 
@@ -173,6 +176,14 @@ class _Line(object):
 # One line per lock name with calls in it; the guard covers every line.
 _LINES = {}
 _GUARD = threading.Lock()
+# tooz's coordinators do not queue waiters across services either: a
+# service's contender polls (every 0.1 s with tooz's redis driver, as
+# redis-py's lock does; file and etcd3gw back off up to 0.1 and 1 s).
+# Were the next call of this line to ask at once after a release, it
+# would win every release while the line is not empty, and a call of
+# the other service would wait until the line drains or past its bound.
+# So after a release the line waits one Redis poll before asking again.
+_GAP = 0.1
 
 
 def _join(name, handle, wait):

@@ -296,3 +296,28 @@ class ArrivalOrderTestCase(test.TestCase):
         self.join()
         self.assertEqual(['first'], self.order)
         self.assertEqual({}, locks._LINES)
+
+    def test_another_services_contender_gets_the_next_release(self):
+        self.arrive('first', 10, hold=0.5)
+        for who in 'abc':
+            self.arrive(who, 10)
+
+        def other_service():
+            # Its one contender polls, as tooz's redis driver does (every
+            # 0.1 s; here more often than the line's gap).
+            handle = self.state.handle()
+            deadline = time.monotonic() + 10
+            while not handle.acquire(blocking=0):
+                if time.monotonic() > deadline:
+                    return
+                time.sleep(0.04)
+            self.order.append('other')
+            time.sleep(0.05)
+            handle.release()
+        other = threading.Thread(target=other_service)
+        other.start()
+        self.threads.append(other)
+        self.join()
+        # The line leaves a poll's time after each release: the other
+        # service's one contender is not kept waiting for the whole line.
+        self.assertEqual(['first', 'other', 'a', 'b', 'c'], self.order)
