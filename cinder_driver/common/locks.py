@@ -36,7 +36,8 @@ order, and only one helper thread (a green thread under eventlet) asks
 the coordinator for the lock, on behalf of the waiter at the head of
 the line; when it gets the lock, it hands it to whoever is at the head
 then. Between services the coordinator still decides, but each service
-presents one contender per lock however many of its calls wait. A
+presents one contender per lock however many of its calls wait, and
+leaves the other's contender a poll after each release (``_GAP``). A
 waiter that gives up leaves the line; a helper whose lock comes after
 every waiter gave up releases it at once. Log lines have the shape of
 Cinder's coordination module, with the operation's name as the owner.
