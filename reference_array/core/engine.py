@@ -64,6 +64,7 @@ import itertools
 import os
 import time
 
+from reference_array.core import accounts
 from reference_array.core import allocation
 from reference_array.core import chunk_store
 from reference_array.core import engine_tables
@@ -171,6 +172,7 @@ class Engine(object):
                                 (name,))
             self.chunks.last_chunk = self.db.execute(
                 'SELECT COALESCE(MAX(id), 0) FROM chunks').fetchone()[0]
+            accounts.verify(self.db)
         self._recover_segments()
 
     @property
@@ -584,6 +586,30 @@ class Engine(object):
         """
         with self.lock:
             return self.layers.usage(layers)
+
+    @_settled
+    def account_written(self, account):
+        """Bytes the layers of ``account`` hold: one row (see
+        ``accounts``).
+        """
+        with self.lock:
+            return accounts.written(self.db, account)
+
+    @_settled
+    def charge(self, account, deltas):
+        """``account`` holds each layer of ``deltas`` (layer -> times)
+        that many more (negative: fewer) times.
+        """
+        with self.store.transaction():
+            accounts.charge(self.db, account, deltas)
+
+    @_settled
+    def set_account(self, account, layers):
+        """``account`` holds exactly ``layers`` (layer -> times) that
+        exist; whether it did not already.
+        """
+        with self.store.transaction():
+            return accounts.set_layers(self.db, account, layers)
 
     @_settled
     def layer_written(self, layer):
