@@ -65,16 +65,18 @@ class Nodes(object):
         ``models.Node``).
 
         Used is what the pool's free space lacks: the volumes' sizes in a
-        thick pool, the bytes written in a thin one. Reserved is what
+        thick pool, the bytes written in a thin one (what an LVM thin
+        pool counts allocated: uncompressed, each image's own, a block a
+        snapshot and its volume share once; one row, whatever the pool
+        holds). Reserved is what
         LINSTOR counts against a thin pool's oversubscription: the sizes
         of its volumes.
         """
         thin = rec.PROVIDERS[node.pools[pool_name].provider_kind][0]
-        layers, fat = self.records.usage.of(node.name, pool_name)
+        written, fat = self.records.usage.of(node.name, pool_name)
         if not thin:
             return fat, fat
-        _logical, physical = self.engine.usage(layers)
-        return -(-physical // 1024), fat
+        return -(-written // 1024), fat
 
     def room(self, node, pool_name):
         """(free KiB, the largest new volume KiB) of one node's pool.

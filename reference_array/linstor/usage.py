@@ -23,8 +23,16 @@ the change's transaction: a refused call rolls them back with it. So
 placement reads one row per candidate pool whatever the number of
 definitions.
 
+The bytes a thin pool's layers hold are kept by the engine, in an
+account named after the pool (``core/accounts.py``): each change moves
+the account by the same layers, in the same transaction, and every
+write, UNMAP, snapshot and free of a layer moves it from then on, so
+reading it is one row whatever the pool holds.
+
 The rows are built from the definitions when the dialect opens a store
-that lacks one for any pool (a database written before they existed).
+that lacks one for any pool (a database written before they existed),
+and each pool's account is set to its row's layers unless it holds
+them already.
 """
 
 import collections
@@ -56,6 +64,11 @@ def held(rd):
     return out
 
 
+def account_of(node, pool):
+    """The engine account of one node's pool."""
+    return 'linstor;' + models.PoolUsage.name_of(node, pool)
+
+
 def _layers(usage):
     return [int(layer) for layer, count in usage.layers.items()
             for _ in range(count)]
@@ -67,8 +80,9 @@ def _held_row(row):
 
 class Usage(object):
 
-    def __init__(self, store):
+    def __init__(self, store, engine):
         self.store = store
+        self.engine = engine
 
     def _row(self, node, pool):
         name = models.PoolUsage.name_of(node, pool)
@@ -84,11 +98,12 @@ class Usage(object):
                        keys=models.keys_of(usage))
 
     def of(self, node, pool):
-        """(engine layers, reserved KiB) of one node's pool; a layer two
-        volumes share appears twice.
+        """(bytes written, reserved KiB) of one node's pool: what its
+        layers hold (a layer two volumes share counted twice) and the
+        sizes of its volumes.
         """
-        usage = self._row(node, pool)
-        return _layers(usage), usage.reserved_kib
+        return (self.engine.account_written(account_of(node, pool)),
+                self._row(node, pool).reserved_kib)
 
     def changed(self, before, after):
         """Move the pools' rows by what a definition's change (its row
@@ -105,8 +120,10 @@ class Usage(object):
                 usage = self._row(*place)
                 counts = collections.Counter({
                     int(k): v for k, v in usage.layers.items()})
-                counts.subtract(old_layers)
-                counts.update(new_layers)
+                moved = collections.Counter(new_layers)
+                moved.subtract(old_layers)
+                counts.update(moved)
+                self.engine.charge(account_of(*place), dict(moved))
                 usage.layers = {str(k): v for k, v in sorted(counts.items())
                                 if v > 0}
                 usage.reserved_kib += new_kib - old_kib
@@ -150,7 +167,7 @@ class Usage(object):
         pools = [(n.name, p) for n in nodes for p in n.pools]
         if all(self.store.count(KIND, 'name', models.PoolUsage.name_of(
                 *place)) for place in pools):
-            return
+            return self._accounts()
         with self.store.transaction():
             for row in self.store.all(KIND):
                 self.store.delete(KIND, row['id'])
@@ -162,3 +179,15 @@ class Usage(object):
                     pool=pool, reserved_kib=kib, layers={
                         str(k): v for k, v in sorted(
                             collections.Counter(layers).items())}))
+            self._accounts()
+
+    def _accounts(self):
+        """Set each pool's engine account to its row's layers unless it
+        holds them (a store from before the accounts).
+        """
+        with self.store.transaction():
+            for row in self.store.all(KIND):
+                usage = models.PoolUsage.from_row(row)
+                self.engine.set_account(
+                    account_of(usage.node, usage.pool),
+                    {int(k): v for k, v in usage.layers.items()})
