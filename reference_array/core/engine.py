@@ -51,8 +51,9 @@ hold), ``chunk_store`` (compressed, deduplicated chunks, their
 references and compaction), ``staging`` (the write-back cache and the
 read path over it), ``allocation`` (GET LBA STATUS), ``space`` (the
 reserve and a full disk), ``engine_tables`` (its tables and their
-migrations), ``segments`` (the files chunk data lives in), ``unmap``
-(the map entries one step of an UNMAP drops or masks). The native data
+migrations), ``accounts`` (bytes written per named set of layers),
+``segments`` (the files chunk data lives in), ``unmap`` (the map
+entries one step of an UNMAP drops or masks). The native data
 path (``native_engine``) replaces staging, reads and storing batches,
 on the same files.
 """
