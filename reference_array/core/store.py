@@ -24,7 +24,9 @@ roll back with the object. The keys of an object are derived from it
 alone (by its kind's key function, else ``keys_of``), so a database
 written before they existed, or with other keys, gets them when it is
 opened. Collections are filtered, ordered and paged in SQL
-(``select``, see ``query``); only the page is decoded.
+(``select``, see ``query``); only the page is decoded. The sum of a
+keyed integer field over a kind (``total``) is one row, kept by
+triggers on the keys once it has been asked for.
 """
 
 import contextlib
@@ -55,6 +57,22 @@ CREATE TABLE IF NOT EXISTS object_keys (
     PRIMARY KEY (kind, field, value, id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS object_keys_of ON object_keys (kind, id);
+CREATE TABLE IF NOT EXISTS key_totals (
+    kind TEXT NOT NULL,
+    field TEXT NOT NULL,
+    total INTEGER NOT NULL,
+    PRIMARY KEY (kind, field)
+) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS key_total_added AFTER INSERT ON object_keys
+BEGIN
+    UPDATE key_totals SET total = total + CAST(NEW.value AS INTEGER)
+    WHERE kind = NEW.kind AND field = NEW.field;
+END;
+CREATE TRIGGER IF NOT EXISTS key_total_dropped AFTER DELETE ON object_keys
+BEGIN
+    UPDATE key_totals SET total = total - CAST(OLD.value AS INTEGER)
+    WHERE kind = OLD.kind AND field = OLD.field;
+END;
 """
 # PRAGMA user_version of a database whose object_keys are those its
 # kinds' key functions give (2: typed K2 models; 3: typed LINSTOR models).
@@ -364,12 +382,22 @@ class Store(object):
         return counts
 
     def total(self, kind, field):
-        """The sum of an integer field over all objects of ``kind``."""
+        """The sum of an integer keyed field over all objects of ``kind``:
+        one row, kept by triggers on the keys from the first time it is
+        asked for (in the transaction of each change of the keys).
+        """
         with self.lock:
-            return self._db.execute(
-                'SELECT COALESCE(SUM(CAST(value AS INTEGER)), 0) FROM '
-                'object_keys WHERE kind=? AND field=?',
-                (kind, field)).fetchone()[0]
+            row = self._db.execute(
+                'SELECT total FROM key_totals WHERE kind=? AND field=?',
+                (kind, field)).fetchone()
+            if row is not None:
+                return row[0]
+            with self.transaction():
+                self._db.execute(
+                    'INSERT INTO key_totals SELECT ?, ?, COALESCE(SUM(CAST('
+                    'value AS INTEGER)), 0) FROM object_keys WHERE kind=? '
+                    'AND field=?', (kind, field, kind, field))
+            return self.total(kind, field)
 
     def pluck(self, kind, field, value, path):
         """The values at ``path`` (a row's JSON path, e.g. ``$.lun``) of
