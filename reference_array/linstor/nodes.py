@@ -65,10 +65,12 @@ class Nodes(object):
         ``models.Node``).
 
         Used is what the pool's free space lacks: the volumes' sizes in a
-        thick pool, the bytes written in a thin one (what an LVM thin
-        pool counts allocated: uncompressed, each image's own, a block a
-        snapshot and its volume share once; one row, whatever the pool
-        holds). Reserved is what
+        thick pool; in a thin one, the bytes written into its layers (a
+        block a snapshot and its volume share once: one row, whatever the
+        pool holds) reduced as the array reduces all it stores (every
+        pool shares one deduplicating, compressing store, so a pool's
+        share of it is its part of what the store holds). Reserved is
+        what
         LINSTOR counts against a thin pool's oversubscription: the sizes
         of its volumes.
         """
@@ -76,7 +78,10 @@ class Nodes(object):
         written, fat = self.records.usage.of(node.name, pool_name)
         if not thin:
             return fat, fat
-        return -(-written // 1024), fat
+        totals = self.engine.totals()
+        stored = (written * totals['physical'] // totals['logical']
+                  if totals['logical'] else 0)
+        return -(-stored // 1024), fat
 
     def room(self, node, pool_name):
         """(free KiB, the largest new volume KiB) of one node's pool.
