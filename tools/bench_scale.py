@@ -148,9 +148,10 @@ class Population(object):
         return out
 
 
-def run(array, points, fill_budget, log=print):
-    """Measurements at each population in ``points``."""
-    population = Population(array)
+def _run(population, points, fill_budget, log, noun, line):
+    """Measurements at each population in ``points`` (``noun``: what is
+    counted; ``line``: the log line of a point).
+    """
     out = []
     for target in points:
         started = time.monotonic()
@@ -158,43 +159,57 @@ def run(array, points, fill_budget, log=print):
         point = {'target': target, 'reached': reached,
                  'fill_s': time.monotonic() - started}
         if not reached:
-            point['volumes'] = population.count
-            log('  fill to %d volumes stopped at %d after %.0f s' % (
-                target, population.count, point['fill_s']))
+            point[noun] = population.count
+            log('  fill to %d %s stopped at %d after %.0f s' % (
+                target, noun, population.count, point['fill_s']))
             out.append(point)
             break
         point.update(population.measure())
-        log('  %(volumes)6d volumes: lookup %(lookup_ms).1f ms (krest '
-            '%(krest_lookup_ms).1f ms), create %(create_ms).1f ms, page '
-            '%(page_ms).1f ms, attach %(attach_ms).1f ms, RSS '
-            '%(rss_MiB).0f MiB' % point)
+        log(line % point)
         out.append(point)
     return out
 
 
-def markdown(points):
-    keys = ('lookup_ms', 'krest_lookup_ms', 'create_ms', 'page_ms',
-            'attach_ms')
-    rows = ['', '| volumes (one group each) | lookup ms | lookup via krest '
-            'ms | create ms | page of 100 ms | attach ms | RSS MiB |',
-            '|---|---|---|---|---|---|---|']
+def run(array, points, fill_budget, log=print):
+    """Measurements at each population in ``points``."""
+    return _run(Population(array), points, fill_budget, log, 'volumes',
+                '  %(volumes)6d volumes: lookup %(lookup_ms).1f ms (krest '
+                '%(krest_lookup_ms).1f ms), create %(create_ms).1f ms, page '
+                '%(page_ms).1f ms, attach %(attach_ms).1f ms, RSS '
+                '%(rss_MiB).0f MiB')
+
+
+def _table(points, noun, header, keys):
+    """Markdown rows of ``points``: ``header`` names the columns after
+    the population's, ``keys`` the figures in them (then the RSS).
+    """
+    rows = ['', '| %s | %s | RSS MiB |' % (noun, header),
+            '|---' * (len(keys) + 2) + '|']
     base = points[0] if points and points[0].get('reached') else None
     for point in points:
         if not point.get('reached'):
-            rows.append('| %d: not reached (%d after %.0f s of filling) '
-                        '| | | | | | |' % (point['target'],
-                                           point['volumes'],
-                                           point['fill_s']))
+            rows.append('| %d: not reached (%d after %.0f s of filling) |'
+                        % (point['target'], point[noun.split()[0]],
+                           point['fill_s']) + ' |' * (len(keys) + 1))
             continue
         cells = []
         for key in keys:
-            cell = '%.1f' % point[key]
-            if base and point is not base and base[key]:
+            cell = '%.1f' % point[key] if key in point else ''
+            if cell and base and point is not base and base.get(key):
                 cell += ' (%.1fx)' % (point[key] / base[key])
             cells.append(cell)
-        rows.append('| %d | %s | %.0f |' % (
-            point['volumes'], ' | '.join(cells), point['rss_MiB']))
+        rows.append('| %d (filled in %.0f s) | %s | %.0f |' % (
+            point['target'], point['fill_s'], ' | '.join(cells),
+            point['rss_MiB']))
     return '\n'.join(rows)
+
+
+def markdown(points):
+    return _table(points, 'volumes (one group each)',
+                  'lookup ms | lookup via krest ms | create ms | page of '
+                  '100 ms | attach ms', ('lookup_ms', 'krest_lookup_ms',
+                                         'create_ms', 'page_ms',
+                                         'attach_ms'))
 
 
 # -- LINSTOR ---------------------------------------------------------------
@@ -285,53 +300,16 @@ class LinstorPopulation(object):
 
 def run_linstor(array, points, fill_budget, log=print):
     """LINSTOR measurements at each population of definitions."""
-    population = LinstorPopulation(array)
-    out = []
-    for target in points:
-        started = time.monotonic()
-        reached = population.fill(target, fill_budget)
-        point = {'target': target, 'reached': reached,
-                 'fill_s': time.monotonic() - started}
-        if not reached:
-            point['definitions'] = population.count
-            log('  LINSTOR fill to %d definitions stopped at %d after '
-                '%.0f s' % (target, population.count, point['fill_s']))
-            out.append(point)
-            break
-        point.update(population.measure())
-        log('  %(definitions)6d definitions: lookup %(lookup_ms).1f ms, '
-            'create %(create_ms).1f ms, page %(page_ms).1f ms, place '
-            '%(place_ms).1f ms, stats %(stats_ms).1f ms, RSS %(rss_MiB).0f '
-            'MiB' % point)
-        out.append(point)
-    return out
+    return _run(LinstorPopulation(array), points, fill_budget, log,
+                'definitions', '  %(definitions)6d definitions: lookup '
+                '%(lookup_ms).1f ms, create %(create_ms).1f ms, page '
+                '%(page_ms).1f ms, place %(place_ms).1f ms, stats '
+                '%(stats_ms).1f ms, RSS %(rss_MiB).0f MiB')
 
 
 def linstor_markdown(points):
-    keys = ('lookup_ms', 'peer_lookup_ms', 'create_ms', 'page_ms',
-            'place_ms', 'stats_ms')
-    rows = ['', '| definitions | lookup ms | lookup via python-linstor ms '
-            '| create (spawn) ms | page of 100 ms | autoplace ms | '
-            'query-size-info ms | RSS MiB |',
-            '|---|---|---|---|---|---|---|---|']
-    base = points[0] if points and points[0].get('reached') else None
-    for point in points:
-        if not point.get('reached'):
-            rows.append('| %d: not reached (%d after %.0f s of filling) '
-                        '| | | | | | | |' % (
-                            point['target'], point['definitions'],
-                            point['fill_s']))
-            continue
-        cells = []
-        for key in keys:
-            if key not in point:
-                cells.append('')
-                continue
-            cell = '%.1f' % point[key]
-            if base and point is not base and base.get(key):
-                cell += ' (%.1fx)' % (point[key] / base[key])
-            cells.append(cell)
-        rows.append('| %d (filled in %.0f s) | %s | %.0f |' % (
-            point['target'], point['fill_s'], ' | '.join(cells),
-            point['rss_MiB']))
-    return '\n'.join(rows)
+    return _table(points, 'definitions', 'lookup ms | lookup via '
+                  'python-linstor ms | create (spawn) ms | page of 100 ms '
+                  '| autoplace ms | query-size-info ms', (
+                      'lookup_ms', 'peer_lookup_ms', 'create_ms', 'page_ms',
+                      'place_ms', 'stats_ms'))
