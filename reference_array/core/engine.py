@@ -605,6 +605,12 @@ class Engine(object):
             accounts.charge(self.db, account, deltas)
 
     @_settled
+    def account_layers(self, account):
+        """layer -> times ``account`` holds it."""
+        with self.lock:
+            return accounts.layers_of(self.db, account)
+
+    @_settled
     def set_account(self, account, layers):
         """``account`` holds exactly ``layers`` (layer -> times) that
         exist; whether it did not already.

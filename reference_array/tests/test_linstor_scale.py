@@ -177,6 +177,18 @@ class LinstorScaleTestCase(testtools.TestCase):
         # a sum over their layers: the steps stay within B-tree depth.
         self.assertLessEqual(large.steps, small.steps * 1.1 + 50, detail)
 
+    def test_a_pools_row_is_the_same_size_at_any_size(self):
+        found = []
+        for size in (SMALL, LARGE):
+            self.ls.fill(size)
+            found.append(max(len(body) for (body,) in
+                             self.ls.store.connection.execute(
+                                 'SELECT body FROM objects WHERE kind = ?',
+                                 (models.PoolUsage.KIND,))))
+        # Rewritten by every change of a definition in the pool: it must
+        # not list what the pool holds.
+        self.assertEqual(found[0], found[1])
+
     def test_pool_usage_is_the_same_work_at_any_size(self):
         ls = self.ls
         ls.call('POST', '/v1/resource-groups', body={

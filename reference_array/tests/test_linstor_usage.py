@@ -19,6 +19,7 @@ ones that place, grow, snapshot, restore, clone, toggle and delete, and
 the ones refused half-way; and a store without it has it built on open.
 """
 
+import collections
 import os
 import random
 
@@ -268,3 +269,31 @@ class PoolUsageTestCase(testtools.TestCase):
                  for pool in node.pools}
         self.assertEqual(pools, {row['name'] for row in store.all(
             models.PoolUsage.KIND)})
+
+    def test_rows_that_listed_their_layers_hand_them_to_the_accounts(self):
+        mutations = Mutations(self.ls, 11)
+        for _ in range(60):
+            mutations.step()
+        kept = self.usage.maintained()
+        self.assertNotEqual({}, kept)
+        # The rows as stored before the engine kept accounts: each lists
+        # its pool's layers, and the engine has none.
+        store = self.ls.store
+        with store.transaction():
+            for row in store.all(models.PoolUsage.KIND):
+                usage = models.PoolUsage.from_row(row)
+                layers = kept.get((usage.node, usage.pool), ([], 0))[0]
+                usage.layers = {str(k): n for k, n in sorted(
+                    collections.Counter(layers).items())}
+                store.put(models.PoolUsage.KIND, usage.id, usage.to_row(),
+                          keys=models.keys_of(usage))
+            store.connection.execute('DELETE FROM account_layers')
+            store.connection.execute('DELETE FROM accounts')
+        backend_mod.LinstorBackend(store, self.ls.engine,
+                                   records_mod.default_nodes('client-1'),
+                                   1 << 40)
+        self.assertEqual(kept, self.usage.maintained())
+        self.assertEqual(written(store, self.ls.engine), self.kept_written())
+        # Kept once: the rows no longer list them.
+        self.assertEqual([], [row['name'] for row in store.all(
+            models.PoolUsage.KIND) if models.PoolUsage.from_row(row).layers])
