@@ -246,17 +246,22 @@ class PoolUsageTestCase(testtools.TestCase):
                    for rd in self.ls.store.all(records_mod.RDS)]
         self.assertTrue(any(snapped))
 
-    def test_a_store_without_the_usage_has_it_built_on_open(self):
-        mutations = Mutations(self.ls, 7)
+    def _mutated(self, seed):
+        """What the pools hold after 60 random calls."""
+        mutations = Mutations(self.ls, seed)
         for _ in range(60):
             mutations.step()
         kept = self.usage.maintained()
         self.assertNotEqual({}, kept)
+        return kept
+
+    def _reopened(self, kept):
+        """The dialect opened again over the store, with ``kept`` as what
+        the pools hold afterwards; the engine's accounts are dropped
+        first (a store from before them).
+        """
         store = self.ls.store
         with store.transaction():
-            for row in store.all(models.PoolUsage.KIND):
-                store.delete(models.PoolUsage.KIND, row['id'])
-            # A store from before the engine kept accounts.
             store.connection.execute('DELETE FROM account_layers')
             store.connection.execute('DELETE FROM accounts')
         backend_mod.LinstorBackend(store, self.ls.engine,
@@ -264,6 +269,14 @@ class PoolUsageTestCase(testtools.TestCase):
                                    1 << 40)
         self.assertEqual(kept, self.usage.maintained())
         self.assertEqual(written(store, self.ls.engine), self.kept_written())
+
+    def test_a_store_without_the_usage_has_it_built_on_open(self):
+        kept = self._mutated(7)
+        store = self.ls.store
+        with store.transaction():
+            for row in store.all(models.PoolUsage.KIND):
+                store.delete(models.PoolUsage.KIND, row['id'])
+        self._reopened(kept)
         pools = {models.PoolUsage.name_of(node.name, pool)
                  for node in self.ls.backend.records.nodes()
                  for pool in node.pools}
@@ -271,13 +284,9 @@ class PoolUsageTestCase(testtools.TestCase):
             models.PoolUsage.KIND)})
 
     def test_rows_that_listed_their_layers_hand_them_to_the_accounts(self):
-        mutations = Mutations(self.ls, 11)
-        for _ in range(60):
-            mutations.step()
-        kept = self.usage.maintained()
-        self.assertNotEqual({}, kept)
+        kept = self._mutated(11)
         # The rows as stored before the engine kept accounts: each lists
-        # its pool's layers, and the engine has none.
+        # its pool's layers.
         store = self.ls.store
         with store.transaction():
             for row in store.all(models.PoolUsage.KIND):
@@ -287,13 +296,7 @@ class PoolUsageTestCase(testtools.TestCase):
                     collections.Counter(layers).items())}
                 store.put(models.PoolUsage.KIND, usage.id, usage.to_row(),
                           keys=models.keys_of(usage))
-            store.connection.execute('DELETE FROM account_layers')
-            store.connection.execute('DELETE FROM accounts')
-        backend_mod.LinstorBackend(store, self.ls.engine,
-                                   records_mod.default_nodes('client-1'),
-                                   1 << 40)
-        self.assertEqual(kept, self.usage.maintained())
-        self.assertEqual(written(store, self.ls.engine), self.kept_written())
+        self._reopened(kept)
         # Kept once: the rows no longer list them.
         self.assertEqual([], [row['name'] for row in store.all(
             models.PoolUsage.KIND) if models.PoolUsage.from_row(row).layers])
