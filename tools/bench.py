@@ -33,6 +33,9 @@ memory     the array's resident memory with 1 TiB provisioned, 8 GiB
 scale      REST lookup, create, list-page and attach times and the
            array's RSS at 0 / 1,000 / 10,000 volumes, one volume group
            each (tools/bench_scale)
+scale-linstor
+           the same for LINSTOR resource definitions spawned as our
+           driver does, with autoplace and query-size-info times
 ops, growth, concurrency
            our drivers next to Cinder's in-tree drivers (tools/bench_drivers)
 
@@ -346,6 +349,17 @@ def bench_scale_section(args, tmp):
         array.stop()
 
 
+def bench_scale_linstor(args, tmp):
+    points = [int(n) for n in args.scale_points.split(',')]
+    array = Array()
+    try:
+        return {'points': bench_scale.run_linstor(array, points,
+                                                  args.fill_budget),
+                'load': bench_fio.load()}
+    finally:
+        array.stop()
+
+
 def bench_memory(args, tmp):
     written = int(8192 * args.scale)
     array = Array(capacity_gib=4096)
@@ -402,7 +416,8 @@ def bench_copy(args, tmp):
 
 SECTIONS = {'rest': bench_rest, 'cow': bench_cow, 'copy': bench_copy,
             'ingest': bench_ingest, 'iops': bench_iops,
-            'memory': bench_memory, 'scale': bench_scale_section}
+            'memory': bench_memory, 'scale': bench_scale_section,
+            'scale-linstor': bench_scale_linstor}
 for _name in bench_drivers.SECTIONS:
     SECTIONS[_name] = (lambda name: lambda args, tmp: bench_drivers.
                        run_section(name, args, tmp))(_name)
@@ -448,6 +463,9 @@ def markdown(results):
     sc = results.get('scale')
     if sc:
         lines.append(bench_scale.markdown(sc['points']))
+    sl = results.get('scale-linstor')
+    if sl:
+        lines.append(bench_scale.linstor_markdown(sl['points']))
     m = results.get('memory')
     if m:
         lines.append('| array RSS, %d GiB provisioned, %d MiB written | '

@@ -28,6 +28,20 @@ attach   a mapping of a volume to a host (the driver's attach)
 and reads the array's RSS. The array is filled through REST, as a
 driver would fill it; a population not reached within the fill budget
 is reported with how far the fill got, never extrapolated.
+
+The same for the LINSTOR dialect (``run_linstor``), resource definitions
+spawned from a resource group as our LINSTOR driver creates them (one
+1 GiB volume, two replicas placed by the array):
+
+lookup   a definition by name, then its volume definitions (our
+         driver's lookups); also through python-linstor, the client of
+         Cinder's in-tree LINSTOR driver, as a peer we did not write
+create   a spawn from the resource group (the driver's create)
+page     one page of 100 definitions from the middle of the list
+place    an autoplace of two replicas for a new definition (its
+         definition and volume made beforehand, not timed)
+stats    a query-size-info of the resource group (the driver's
+         capacity poll)
 """
 
 import statistics
@@ -36,6 +50,7 @@ from urllib import parse
 import warnings
 
 from cinder_driver.k2 import client as k2_client
+from cinder_driver.linstor import client as linstor_client
 
 SAMPLES = 9
 SAMPLE_BUDGET = 60.0
@@ -133,9 +148,10 @@ class Population(object):
         return out
 
 
-def run(array, points, fill_budget, log=print):
-    """Measurements at each population in ``points``."""
-    population = Population(array)
+def _run(population, points, fill_budget, log, noun, line):
+    """Measurements at each population in ``points`` (``noun``: what is
+    counted; ``line``: the log line of a point).
+    """
     out = []
     for target in points:
         started = time.monotonic()
@@ -143,40 +159,157 @@ def run(array, points, fill_budget, log=print):
         point = {'target': target, 'reached': reached,
                  'fill_s': time.monotonic() - started}
         if not reached:
-            point['volumes'] = population.count
-            log('  fill to %d volumes stopped at %d after %.0f s' % (
-                target, population.count, point['fill_s']))
+            point[noun] = population.count
+            log('  fill to %d %s stopped at %d after %.0f s' % (
+                target, noun, population.count, point['fill_s']))
             out.append(point)
             break
         point.update(population.measure())
-        log('  %(volumes)6d volumes: lookup %(lookup_ms).1f ms (krest '
-            '%(krest_lookup_ms).1f ms), create %(create_ms).1f ms, page '
-            '%(page_ms).1f ms, attach %(attach_ms).1f ms, RSS '
-            '%(rss_MiB).0f MiB' % point)
+        log(line % point)
         out.append(point)
     return out
 
 
-def markdown(points):
-    keys = ('lookup_ms', 'krest_lookup_ms', 'create_ms', 'page_ms',
-            'attach_ms')
-    rows = ['', '| volumes (one group each) | lookup ms | lookup via krest '
-            'ms | create ms | page of 100 ms | attach ms | RSS MiB |',
-            '|---|---|---|---|---|---|---|']
+def run(array, points, fill_budget, log=print):
+    """Measurements at each population in ``points``."""
+    return _run(Population(array), points, fill_budget, log, 'volumes',
+                '  %(volumes)6d volumes: lookup %(lookup_ms).1f ms (krest '
+                '%(krest_lookup_ms).1f ms), create %(create_ms).1f ms, page '
+                '%(page_ms).1f ms, attach %(attach_ms).1f ms, RSS '
+                '%(rss_MiB).0f MiB')
+
+
+def _table(points, noun, header, keys):
+    """Markdown rows of ``points``: ``header`` names the columns after
+    the population's, ``keys`` the figures in them (then the RSS).
+    """
+    rows = ['', '| %s | %s | RSS MiB |' % (noun, header),
+            '|---' * (len(keys) + 2) + '|']
     base = points[0] if points and points[0].get('reached') else None
     for point in points:
         if not point.get('reached'):
-            rows.append('| %d: not reached (%d after %.0f s of filling) '
-                        '| | | | | | |' % (point['target'],
-                                           point['volumes'],
-                                           point['fill_s']))
+            rows.append('| %d: not reached (%d after %.0f s of filling) |'
+                        % (point['target'], point[noun.split()[0]],
+                           point['fill_s']) + ' |' * (len(keys) + 1))
             continue
         cells = []
         for key in keys:
-            cell = '%.1f' % point[key]
-            if base and point is not base and base[key]:
+            cell = '%.1f' % point[key] if key in point else ''
+            if cell and base and point is not base and base.get(key):
                 cell += ' (%.1fx)' % (point[key] / base[key])
             cells.append(cell)
-        rows.append('| %d | %s | %.0f |' % (
-            point['volumes'], ' | '.join(cells), point['rss_MiB']))
+        rows.append('| %d (filled in %.0f s) | %s | %.0f |' % (
+            point['target'], point['fill_s'], ' | '.join(cells),
+            point['rss_MiB']))
     return '\n'.join(rows)
+
+
+def markdown(points):
+    return _table(points, 'volumes (one group each)',
+                  'lookup ms | lookup via krest ms | create ms | page of '
+                  '100 ms | attach ms', ('lookup_ms', 'krest_lookup_ms',
+                                         'create_ms', 'page_ms',
+                                         'attach_ms'))
+
+
+# -- LINSTOR ---------------------------------------------------------------
+GROUP = 'scale-rg'
+VOLUME_KIB = 1024 * 1024
+
+
+class LinstorPopulation(object):
+
+    def __init__(self, array):
+        self.array = array
+        self.uri = array.info['linstor']
+        self.rest = linstor_client.LinstorClient(
+            [self.uri], verify=array.info.get('ca_cert') or True,
+            read_timeout=600, retries=0)
+        self.rest.create_resource_group(GROUP, {'place_count': 2}, 'scale')
+        # Definitions on the array; the fill's names count apart (the
+        # probes of each measurement are named apart).
+        self.count = self.filled = 0
+        self.peer = self._python_linstor()
+
+    def _python_linstor(self):
+        """python-linstor, as Cinder's in-tree driver connects (None
+        when it is not installed).
+        """
+        try:
+            import linstor
+        except ImportError:
+            return None
+        peer = linstor.Linstor(self.uri.replace('http://', 'linstor://'),
+                               timeout=600)
+        peer.connect()
+        return peer
+
+    def add(self, name):
+        self.rest.spawn(GROUP, name, VOLUME_KIB)
+        self.count += 1
+
+    def fill(self, target, budget):
+        deadline = time.monotonic() + budget
+        while self.count < target and time.monotonic() < deadline:
+            self.add('fill-%06d' % self.filled)
+            self.filled += 1
+        return self.count >= target
+
+    def measure(self):
+        name = ('fill-%06d' % (self.filled // 2) if self.filled
+                else 'absent')
+        out = {'definitions': self.count}
+
+        def lookup():
+            self.rest.resource_definition(name)
+            if self.filled:
+                self.rest.volume_definitions(name)
+        out['lookup_ms'], out['lookup_samples'] = _median_ms(lookup)
+        if self.peer is not None:
+            out['peer_lookup_ms'], out['peer_lookup_samples'] = _median_ms(
+                lambda: self.peer.resource_dfn_list(
+                    filter_by_resource_definitions=[name]))
+        made = []
+
+        def create():
+            made.append('probe-%06d-%d' % (self.count, len(made)))
+            self.add(made[-1])
+        out['create_ms'], out['create_samples'] = _median_ms(create)
+
+        def page():
+            self.rest.get('/v1/resource-definitions', params={
+                'limit': 100, 'offset': self.count // 2})
+        out['page_ms'], out['page_samples'] = _median_ms(page)
+        unplaced = []
+        for n in range(SAMPLES):
+            unplaced.append('place-%06d-%d' % (self.count, n))
+            self.rest.create_resource_definition(unplaced[-1], GROUP)
+            self.rest.call('POST', '/v1/resource-definitions/%s/volume-'
+                           'definitions' % unplaced[-1], {
+                               'volume_definition': {
+                                   'size_kib': VOLUME_KIB}})
+        targets = iter(unplaced)
+        out['place_ms'], out['place_samples'] = _median_ms(
+            lambda: self.rest.autoplace(next(targets), {'place_count': 2}))
+        out['stats_ms'], out['stats_samples'] = _median_ms(
+            lambda: self.rest.query_size_info(GROUP))
+        self.count += len(unplaced)
+        out['rss_MiB'] = self.array.rss_mib()
+        return out
+
+
+def run_linstor(array, points, fill_budget, log=print):
+    """LINSTOR measurements at each population of definitions."""
+    return _run(LinstorPopulation(array), points, fill_budget, log,
+                'definitions', '  %(definitions)6d definitions: lookup '
+                '%(lookup_ms).1f ms, create %(create_ms).1f ms, page '
+                '%(page_ms).1f ms, place %(place_ms).1f ms, stats '
+                '%(stats_ms).1f ms, RSS %(rss_MiB).0f MiB')
+
+
+def linstor_markdown(points):
+    return _table(points, 'definitions', 'lookup ms | lookup via '
+                  'python-linstor ms | create (spawn) ms | page of 100 ms '
+                  '| autoplace ms | query-size-info ms', (
+                      'lookup_ms', 'peer_lookup_ms', 'create_ms', 'page_ms',
+                      'place_ms', 'stats_ms'))

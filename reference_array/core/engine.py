@@ -51,8 +51,9 @@ hold), ``chunk_store`` (compressed, deduplicated chunks, their
 references and compaction), ``staging`` (the write-back cache and the
 read path over it), ``allocation`` (GET LBA STATUS), ``space`` (the
 reserve and a full disk), ``engine_tables`` (its tables and their
-migrations), ``segments`` (the files chunk data lives in), ``unmap``
-(the map entries one step of an UNMAP drops or masks). The native data
+migrations), ``accounts`` (bytes written per named set of layers),
+``segments`` (the files chunk data lives in), ``unmap`` (the map
+entries one step of an UNMAP drops or masks). The native data
 path (``native_engine``) replaces staging, reads and storing batches,
 on the same files.
 """
@@ -64,6 +65,7 @@ import itertools
 import os
 import time
 
+from reference_array.core import accounts
 from reference_array.core import allocation
 from reference_array.core import chunk_store
 from reference_array.core import engine_tables
@@ -171,6 +173,7 @@ class Engine(object):
                                 (name,))
             self.chunks.last_chunk = self.db.execute(
                 'SELECT COALESCE(MAX(id), 0) FROM chunks').fetchone()[0]
+            accounts.verify(self.db)
         self._recover_segments()
 
     @property
@@ -584,6 +587,36 @@ class Engine(object):
         """
         with self.lock:
             return self.layers.usage(layers)
+
+    @_settled
+    def account_written(self, account):
+        """Bytes the layers of ``account`` hold: one row (see
+        ``accounts``).
+        """
+        with self.lock:
+            return accounts.written(self.db, account)
+
+    @_settled
+    def charge(self, account, deltas):
+        """``account`` holds each layer of ``deltas`` (layer -> times)
+        that many more (negative: fewer) times.
+        """
+        with self.store.transaction():
+            accounts.charge(self.db, account, deltas)
+
+    @_settled
+    def account_layers(self, account):
+        """layer -> times ``account`` holds it."""
+        with self.lock:
+            return accounts.layers_of(self.db, account)
+
+    @_settled
+    def set_account(self, account, layers):
+        """``account`` holds exactly ``layers`` (layer -> times) that
+        exist; whether it did not already.
+        """
+        with self.store.transaction():
+            return accounts.set_layers(self.db, account, layers)
 
     @_settled
     def layer_written(self, layer):

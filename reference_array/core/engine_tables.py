@@ -19,8 +19,11 @@ Layers and their maps, chunk rows (where each chunk's compressed data
 is: a segment record, or the ``chunk_data`` table for chunks stored
 before segments existed), the patch log (``patch_log``: a database of an
 earlier version gets its empty table when opened) and the totals the
-capacity answers read.
+capacity answers read, and the accounts (``accounts``): bytes written
+per named set of layers.
 """
+
+from reference_array.core import accounts
 
 # Reference counts live apart from the data: a count changes on every
 # deduplicated write, and SQLite rewrites a whole row to change a column.
@@ -69,7 +72,9 @@ CREATE TABLE IF NOT EXISTS totals (
     name TEXT PRIMARY KEY,
     value INTEGER NOT NULL
 );
-""" % {'chunk_tables': ';'.join(CHUNK_TABLES) + ';'}
+%(accounts)s""" % {
+    'chunk_tables': ';'.join(CHUNK_TABLES) + ';',
+    'accounts': accounts.SCHEMA}
 
 
 def migrate(db, store):

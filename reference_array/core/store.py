@@ -24,7 +24,9 @@ roll back with the object. The keys of an object are derived from it
 alone (by its kind's key function, else ``keys_of``), so a database
 written before they existed, or with other keys, gets them when it is
 opened. Collections are filtered, ordered and paged in SQL
-(``select``, see ``query``); only the page is decoded.
+(``select``, see ``query``); only the page is decoded. The sum of a
+keyed integer field over a kind (``total``) is one row, kept by
+triggers on the keys once it has been asked for.
 """
 
 import contextlib
@@ -55,13 +57,40 @@ CREATE TABLE IF NOT EXISTS object_keys (
     PRIMARY KEY (kind, field, value, id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS object_keys_of ON object_keys (kind, id);
+CREATE TABLE IF NOT EXISTS key_totals (
+    kind TEXT NOT NULL,
+    field TEXT NOT NULL,
+    total INTEGER NOT NULL,
+    PRIMARY KEY (kind, field)
+) WITHOUT ROWID;
 """
+# The triggers that keep one key_totals row: they test the key row's
+# kind and field before doing anything, so other keys cost no lookup.
+TOTAL_TRIGGERS = ("""
+CREATE TRIGGER IF NOT EXISTS "key_total_added_%(name)s" AFTER INSERT ON
+object_keys WHEN NEW.kind = %(kind)s AND NEW.field = %(field)s BEGIN
+    UPDATE key_totals SET total = total + CAST(NEW.value AS INTEGER)
+    WHERE kind = NEW.kind AND field = NEW.field;
+END
+""", """
+CREATE TRIGGER IF NOT EXISTS "key_total_dropped_%(name)s" AFTER DELETE ON
+object_keys WHEN OLD.kind = %(kind)s AND OLD.field = %(field)s BEGIN
+    UPDATE key_totals SET total = total - CAST(OLD.value AS INTEGER)
+    WHERE kind = OLD.kind AND field = OLD.field;
+END
+""")
+
 # PRAGMA user_version of a database whose object_keys are those its
 # kinds' key functions give (2: typed K2 models; 3: typed LINSTOR models).
 KEYED = 3
 # Longer values (a description, a certificate) are keyed by their digest:
 # lookups stay exact and no key row grows with what a client sends.
 MAX_KEY_TEXT = 256
+
+
+def _literal(text):
+    """``text`` as an SQL string literal."""
+    return "'%s'" % text.replace("'", "''")
 
 
 def encode_key(value):
@@ -364,12 +393,27 @@ class Store(object):
         return counts
 
     def total(self, kind, field):
-        """The sum of an integer field over all objects of ``kind``."""
+        """The sum of an integer keyed field over all objects of ``kind``:
+        one row, kept by triggers on the keys from the first time it is
+        asked for (in the transaction of each change of the keys).
+        """
         with self.lock:
-            return self._db.execute(
-                'SELECT COALESCE(SUM(CAST(value AS INTEGER)), 0) FROM '
-                'object_keys WHERE kind=? AND field=?',
-                (kind, field)).fetchone()[0]
+            row = self._db.execute(
+                'SELECT total FROM key_totals WHERE kind=? AND field=?',
+                (kind, field)).fetchone()
+            if row is not None:
+                return row[0]
+            with self.transaction():
+                self._db.execute(
+                    'INSERT INTO key_totals SELECT ?, ?, COALESCE(SUM(CAST('
+                    'value AS INTEGER)), 0) FROM object_keys WHERE kind=? '
+                    'AND field=?', (kind, field, kind, field))
+                names = {'name': hashlib.sha256(('%s\0%s' % (
+                    kind, field)).encode()).hexdigest()[:16],
+                    'kind': _literal(kind), 'field': _literal(field)}
+                for trigger in TOTAL_TRIGGERS:
+                    self._db.execute(trigger % names)
+            return self.total(kind, field)
 
     def pluck(self, kind, field, value, path):
         """The values at ``path`` (a row's JSON path, e.g. ``$.lun``) of

@@ -46,6 +46,9 @@ class System(object):
         self._last_sample = (time.monotonic(), dict(engine.counters))
         self._last_volume_sample = (time.monotonic(), {})
         self._seed()
+        # The capacity's provisioned sum is kept from now on (one row to
+        # read), not summed over every volume on each poll.
+        self.store.total(models.Volume.KIND, 'size')
 
     def _seed(self):
         with self.store.transaction():
@@ -88,7 +91,7 @@ class System(object):
         physical = -(-used['physical'] // 1024)
         total, free = self.engine.bounded(self.system['total_kib'] * 1024,
                                           physical * 1024)
-        # A sum over the store's keys: no volume is decoded.
+        # Kept by the store (one row): no volume is read.
         provisioned = self.store.total(models.Volume.KIND, 'size')
         return models.Capacity(
             id=1, state='OK', total=total // 1024, free=free // 1024,

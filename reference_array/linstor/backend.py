@@ -40,7 +40,7 @@ class LinstorBackend(object):
         ``nodes``: the cluster's nodes on first start (see
         ``records.default_nodes``); ``pool_kib``: each pool's size.
         """
-        self.records = records_mod.Records(store)
+        self.records = records_mod.Records(store, engine)
         self.nodes = nodes_mod.Nodes(self.records, engine, pool_kib)
         self.groups = groups_mod.Groups(self.records)
         self.definitions = definitions_mod.Definitions(

@@ -269,7 +269,8 @@ class PoolUsage(model.Model):
     # space, what a thin pool's oversubscription counts.
     reserved_kib: int = private(0)
     # Engine layer (text) -> how many volumes or snapshot images in the
-    # pool are it: a thin pool's used space is what they hold.
+    # pool are it, in rows stored before the engine kept them (its
+    # accounts, ``usage.account_of``): moved there when the store opens.
     layers: dict = private(factory=dict)
 
     @staticmethod

@@ -65,16 +65,23 @@ class Nodes(object):
         ``models.Node``).
 
         Used is what the pool's free space lacks: the volumes' sizes in a
-        thick pool, the bytes written in a thin one. Reserved is what
+        thick pool; in a thin one, the bytes written into its layers (a
+        block a snapshot and its volume share once: one row, whatever the
+        pool holds) reduced as the array reduces all it stores (every
+        pool shares one deduplicating, compressing store, so a pool's
+        share of it is its part of what the store holds). Reserved is
+        what
         LINSTOR counts against a thin pool's oversubscription: the sizes
         of its volumes.
         """
         thin = rec.PROVIDERS[node.pools[pool_name].provider_kind][0]
-        layers, fat = self.records.usage.of(node.name, pool_name)
+        written, fat = self.records.usage.of(node.name, pool_name)
         if not thin:
             return fat, fat
-        _logical, physical = self.engine.usage(layers)
-        return -(-physical // 1024), fat
+        totals = self.engine.totals()
+        stored = (written * totals['physical'] // totals['logical']
+                  if totals['logical'] else 0)
+        return -(-stored // 1024), fat
 
     def room(self, node, pool_name):
         """(free KiB, the largest new volume KiB) of one node's pool.

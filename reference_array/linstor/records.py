@@ -86,11 +86,11 @@ def default_nodes(hostname):
 
 class Records(object):
 
-    def __init__(self, store):
+    def __init__(self, store, engine):
         self.store = store
         # What each node's storage pool holds, moved by every change of a
         # definition stored through ``put`` and ``delete``.
-        self.usage = usage_mod.Usage(store)
+        self.usage = usage_mod.Usage(store, engine)
 
     def find(self, kind, name):
         if not isinstance(name, str):

@@ -23,8 +23,17 @@ the change's transaction: a refused call rolls them back with it. So
 placement reads one row per candidate pool whatever the number of
 definitions.
 
-The rows are built from the definitions when the dialect opens a store
-that lacks one for any pool (a database written before they existed).
+A row holds the sizes placed in its pool. The pool's layers, and the
+bytes they hold, are kept by the engine in an account named after the
+pool (``core/accounts.py``): each change moves the account by the
+layers it put in or took out, in the same transaction, and every write,
+UNMAP, snapshot and free of a layer moves its bytes from then on. So a
+row and an account stay the same size whatever the pool holds.
+
+The rows and accounts are built from the definitions when the dialect
+opens a store that lacks a row for any pool (a database written before
+they existed); rows written before the accounts, which listed their
+layers, hand them to the accounts.
 """
 
 import collections
@@ -56,9 +65,9 @@ def held(rd):
     return out
 
 
-def _layers(usage):
-    return [int(layer) for layer, count in usage.layers.items()
-            for _ in range(count)]
+def account_of(node, pool):
+    """The engine account of one node's pool."""
+    return 'linstor;' + models.PoolUsage.name_of(node, pool)
 
 
 def _held_row(row):
@@ -67,8 +76,9 @@ def _held_row(row):
 
 class Usage(object):
 
-    def __init__(self, store):
+    def __init__(self, store, engine):
         self.store = store
+        self.engine = engine
 
     def _row(self, node, pool):
         name = models.PoolUsage.name_of(node, pool)
@@ -84,15 +94,17 @@ class Usage(object):
                        keys=models.keys_of(usage))
 
     def of(self, node, pool):
-        """(engine layers, reserved KiB) of one node's pool; a layer two
-        volumes share appears twice.
+        """(bytes written, reserved KiB) of one node's pool: what its
+        layers hold (a layer two volumes share counted twice) and the
+        sizes of its volumes.
         """
-        usage = self._row(node, pool)
-        return _layers(usage), usage.reserved_kib
+        return (self.engine.account_written(account_of(node, pool)),
+                self._row(node, pool).reserved_kib)
 
     def changed(self, before, after):
-        """Move the pools' rows by what a definition's change (its row
-        ``before`` and ``after``, either None) put in or took out.
+        """Move the pools' rows and accounts by what a definition's change
+        (its row ``before`` and ``after``, either None) put in or took
+        out.
         """
         old, new = _held_row(before), _held_row(after)
         with self.store.transaction():
@@ -100,17 +112,14 @@ class Usage(object):
                 empty = (collections.Counter(), 0)
                 old_layers, old_kib = old.get(place, empty)
                 new_layers, new_kib = new.get(place, empty)
-                if (old_layers, old_kib) == (new_layers, new_kib):
-                    continue
-                usage = self._row(*place)
-                counts = collections.Counter({
-                    int(k): v for k, v in usage.layers.items()})
-                counts.subtract(old_layers)
-                counts.update(new_layers)
-                usage.layers = {str(k): v for k, v in sorted(counts.items())
-                                if v > 0}
-                usage.reserved_kib += new_kib - old_kib
-                self._put(usage)
+                moved = collections.Counter(new_layers)
+                moved.subtract(old_layers)
+                if any(moved.values()):
+                    self.engine.charge(account_of(*place), dict(moved))
+                if new_kib != old_kib:
+                    usage = self._row(*place)
+                    usage.reserved_kib += new_kib - old_kib
+                    self._put(usage)
 
     def add_pool(self, node, pool):
         """An empty row for a new pool."""
@@ -134,23 +143,25 @@ class Usage(object):
                 if kib or +layers}
 
     def maintained(self):
-        """The rows, in ``from_scratch``'s form."""
+        """The rows and accounts, in ``from_scratch``'s form."""
         out = {}
         for row in self.store.all(KIND):
             usage = models.PoolUsage.from_row(row)
-            if usage.layers or usage.reserved_kib:
-                out[(usage.node, usage.pool)] = (sorted(_layers(usage)),
-                                                 usage.reserved_kib)
+            layers = sorted(collections.Counter(self.engine.account_layers(
+                account_of(usage.node, usage.pool))).elements())
+            if layers or usage.reserved_kib:
+                out[(usage.node, usage.pool)] = (layers, usage.reserved_kib)
         return out
 
     def open(self, nodes):
-        """Build the rows unless every pool of ``nodes`` (models) has
-        one.
+        """Build the rows and accounts unless every pool of ``nodes``
+        (models) has a row; move the layers rows kept before the
+        engine's accounts into them.
         """
         pools = [(n.name, p) for n in nodes for p in n.pools]
         if all(self.store.count(KIND, 'name', models.PoolUsage.name_of(
                 *place)) for place in pools):
-            return
+            return self._accounts()
         with self.store.transaction():
             for row in self.store.all(KIND):
                 self.store.delete(KIND, row['id'])
@@ -159,6 +170,21 @@ class Usage(object):
                 layers, kib = found.get((node, pool), ([], 0))
                 self._put(models.PoolUsage(
                     name=models.PoolUsage.name_of(node, pool), node=node,
-                    pool=pool, reserved_kib=kib, layers={
-                        str(k): v for k, v in sorted(
-                            collections.Counter(layers).items())}))
+                    pool=pool, reserved_kib=kib))
+                self.engine.set_account(account_of(node, pool),
+                                        collections.Counter(layers))
+
+    def _accounts(self):
+        """Rows that still list their layers (a store from before the
+        engine's accounts) hand them to their pools' accounts.
+        """
+        with self.store.transaction():
+            for row in self.store.all(KIND):
+                usage = models.PoolUsage.from_row(row)
+                if not usage.layers:
+                    continue
+                self.engine.set_account(
+                    account_of(usage.node, usage.pool),
+                    {int(k): v for k, v in usage.layers.items()})
+                usage.layers = {}
+                self._put(usage)

@@ -24,6 +24,7 @@ machine steps they take and the stored rows it decodes, at 10 and at
 
 import testtools
 
+from reference_array.core import store as store_mod
 from reference_array.k2 import api as api_mod
 from reference_array.k2 import backend as backend_mod
 from reference_array.k2 import hosts as hosts_mod
@@ -99,11 +100,16 @@ class K2ScaleTestCase(testtools.TestCase):
         def create(tag):
             k2.add('probe-' + tag)
 
+        def capacity(tag):
+            found = k2.call('GET', 'system/capacity')['hits'][0]
+            self.assertGreater(found['provisioned'], 0)
+
         return {'group by name': group_by_name,
                 'volume by name': volume_by_name,
                 'mappings of a volume': mappings_of_volume,
                 'group by id': group_by_id,
-                'create group and volume': create}
+                'create group and volume': create,
+                'system capacity (provisioned kept)': capacity}
 
     def test_lookups_and_creates_do_the_same_work_at_any_size(self):
         found = self.k2.costs(self._lookups(), (SMALL, LARGE))
@@ -115,6 +121,26 @@ class K2ScaleTestCase(testtools.TestCase):
             # B-tree descents grow with the log of the size; a scan would
             # grow a hundredfold.
             self.assertLess(large.steps, small.steps * 1.5 + 50, detail)
+
+    def test_the_provisioned_total_is_the_sum_of_the_sizes(self):
+        k2 = self.k2
+        k2.fill(SMALL * 3)
+        ids = [v['id'] for v in k2.call('GET', 'volumes', [
+            ('__limit', '0')])['hits'] if v['name'].startswith('cv-')]
+        for vol_id in ids[:5]:
+            k2.call('PATCH', 'volumes/%d' % vol_id, body={
+                'size': 3 * 1024 * 1024})
+        for vol_id in ids[5:9]:
+            k2.call('DELETE', 'volumes/%d' % vol_id)
+        summed = sum(v['size'] for v in k2.call('GET', 'volumes', [
+            ('__limit', '0')])['hits'])
+        found = k2.call('GET', 'system/capacity')['hits'][0]
+        self.assertEqual(summed, found['provisioned'])
+        # Kept through a store that is opened again.
+        reopened = store_mod.Store(k2.store.connection.execute(
+            'PRAGMA database_list').fetchone()[2])
+        self.addCleanup(reopened.close)
+        self.assertEqual(summed, reopened.total(models.Volume.KIND, 'size'))
 
     def test_attach_does_the_same_work_at_any_size(self):
         k2 = self.k2

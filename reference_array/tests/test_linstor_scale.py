@@ -173,3 +173,46 @@ class LinstorScaleTestCase(testtools.TestCase):
                                                      LARGE)
         self.assertEqual(small.statements, large.statements, detail)
         self.assertEqual(small.decoded, large.decoded, detail)
+        # What the pools hold is one row each (the engine's accounts), not
+        # a sum over their layers: the steps stay within B-tree depth.
+        self.assertLessEqual(large.steps, small.steps * 1.1 + 50, detail)
+
+    def test_a_pools_row_is_the_same_size_at_any_size(self):
+        found = []
+        for size in (SMALL, LARGE):
+            self.ls.fill(size)
+            found.append(max(len(body) for (body,) in
+                             self.ls.store.connection.execute(
+                                 'SELECT body FROM objects WHERE kind = ?',
+                                 (models.PoolUsage.KIND,))))
+        # Rewritten by every change of a definition in the pool: it must
+        # not list what the pool holds.
+        self.assertEqual(found[0], found[1])
+
+    def test_pool_usage_is_the_same_work_at_any_size(self):
+        ls = self.ls
+        ls.call('POST', '/v1/resource-groups', body={
+            'name': 'gold', 'select_filter': {'place_count': 2}})
+
+        def spawn(tag):
+            ls.call('POST', '/v1/resource-groups/gold/spawn', body={
+                'resource_definition_name': 'spawned-' + tag,
+                'volume_sizes': [1024]})
+
+        def size_info(tag):
+            found = ls.call('POST', '/v1/resource-groups/gold/query-size-'
+                            'info', body={})
+            self.assertIn('max_vlm_size_in_kib', found['space_info'])
+
+        def pools(tag):
+            found = ls.call('GET', '/v1/view/storage-pools')
+            self.assertTrue(found)
+        found = ls.costs({'spawn': spawn, 'query-size-info': size_info,
+                          'storage-pool view': pools}, (SMALL, LARGE))
+        grown = ['%s: %r at %d definitions, %r at %d' % (
+            name, small, SMALL, large, LARGE)
+            for name, (small, large) in found.items()
+            if (small.statements, small.decoded) != (
+                large.statements, large.decoded) or
+            large.steps > small.steps * 1.1 + 50]
+        self.assertEqual([], grown)

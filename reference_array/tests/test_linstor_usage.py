@@ -19,6 +19,8 @@ ones that place, grow, snapshot, restore, clone, toggle and delete, and
 the ones refused half-way; and a store without it has it built on open.
 """
 
+import collections
+import os
 import random
 
 import testtools
@@ -61,6 +63,21 @@ def summed(store):
             for place, (layers, kib) in total.items() if layers or kib}
 
 
+def written(store, engine):
+    """(node, pool) -> bytes the maps of the pool's layers hold, from the
+    maps (a layer held twice counted twice), for the pools that hold
+    any layer; staged writes are stored first.
+    """
+    engine.flush()
+    out = {}
+    for place, (layers, _kib) in summed(store).items():
+        out[place] = sum(engine.db.execute(
+            'SELECT COALESCE(SUM(c.raw), 0) FROM maps m JOIN chunks c ON '
+            'c.id = m.chunk WHERE m.layer = ?', (layer,)).fetchone()[0]
+            for layer in layers)
+    return out
+
+
 class Mutations(object):
     """Random LINSTOR calls a driver and an operator make, with the
     answers the array gives (refusals included).
@@ -85,8 +102,36 @@ class Mutations(object):
             calls += [self.volume, self.resize, self.delete_volume,
                       self.resource, self.autoplace, self.delete_resource,
                       self.toggle, self.snapshot, self.delete_snapshot,
-                      self.restore, self.clone, self.delete]
+                      self.restore, self.clone, self.delete, self.write,
+                      self.write, self.unmap]
         return self.rng.choice(calls)()
+
+    def _layer(self):
+        """An engine layer of a definition's volume, or None."""
+        row = self.ls.backend.records.find(records_mod.RDS, self._rd())
+        vds = row['vds'] if row else []
+        return self.rng.choice(vds)['_layer'] if vds else None
+
+    def write(self):
+        """Data written to a volume through the engine, as an initiator
+        does (whole chunks, a 4 KiB piece, zeros).
+        """
+        layer = self._layer()
+        if layer is None:
+            return 404
+        self.ls.engine.write(layer, self.rng.randrange(64) * 4096,
+                             self.rng.choice((
+                                 os.urandom(16384), os.urandom(4096),
+                                 bytes(16384), os.urandom(40960))))
+        return 200
+
+    def unmap(self):
+        layer = self._layer()
+        if layer is None:
+            return 404
+        self.ls.engine.unmap(layer, self.rng.randrange(64) * 4096,
+                             self.rng.randrange(1, 32) * 4096)
+        return 200
 
     def _rd(self):
         return self.rng.choice(self.names)
@@ -171,6 +216,13 @@ class PoolUsageTestCase(testtools.TestCase):
         self.ls = self.useFixture(scale.InProcessLinstor())
         self.usage = self.ls.backend.records.usage
 
+    def kept_written(self):
+        """(node, pool) -> the bytes its engine account holds, for the
+        pools ``summed`` names.
+        """
+        return {place: self.usage.of(*place)[0]
+                for place in summed(self.ls.store)}
+
     def test_the_kept_usage_is_the_sum_after_every_call(self):
         for seed in range(3):
             mutations = Mutations(self.ls, seed)
@@ -180,31 +232,71 @@ class PoolUsageTestCase(testtools.TestCase):
                 self.assertEqual(summed(self.ls.store),
                                  self.usage.maintained(),
                                  'seed %d, call %d' % (seed, number))
+                self.assertEqual(written(self.ls.store, self.ls.engine),
+                                 self.kept_written(),
+                                 'seed %d, call %d' % (seed, number))
             # Placed, refused and not found: the sequence met each.
             self.assertTrue({200, 201} & statuses, statuses)
             self.assertTrue({400, 404, 409, 500} & statuses, statuses)
         found = summed(self.ls.store)
         self.assertTrue(any(kib for _layers, kib in found.values()))
+        self.assertTrue(any(written(self.ls.store,
+                                    self.ls.engine).values()))
         snapped = [models.ResourceDefinition.from_row(rd).snapshots
                    for rd in self.ls.store.all(records_mod.RDS)]
         self.assertTrue(any(snapped))
 
-    def test_a_store_without_the_usage_has_it_built_on_open(self):
-        mutations = Mutations(self.ls, 7)
+    def _mutated(self, seed):
+        """What the pools hold after 60 random calls."""
+        mutations = Mutations(self.ls, seed)
         for _ in range(60):
             mutations.step()
         kept = self.usage.maintained()
         self.assertNotEqual({}, kept)
+        return kept
+
+    def _reopened(self, kept):
+        """The dialect opened again over the store, with ``kept`` as what
+        the pools hold afterwards; the engine's accounts are dropped
+        first (a store from before them).
+        """
         store = self.ls.store
         with store.transaction():
-            for row in store.all(models.PoolUsage.KIND):
-                store.delete(models.PoolUsage.KIND, row['id'])
+            store.connection.execute('DELETE FROM account_layers')
+            store.connection.execute('DELETE FROM accounts')
         backend_mod.LinstorBackend(store, self.ls.engine,
                                    records_mod.default_nodes('client-1'),
                                    1 << 40)
         self.assertEqual(kept, self.usage.maintained())
+        self.assertEqual(written(store, self.ls.engine), self.kept_written())
+
+    def test_a_store_without_the_usage_has_it_built_on_open(self):
+        kept = self._mutated(7)
+        store = self.ls.store
+        with store.transaction():
+            for row in store.all(models.PoolUsage.KIND):
+                store.delete(models.PoolUsage.KIND, row['id'])
+        self._reopened(kept)
         pools = {models.PoolUsage.name_of(node.name, pool)
                  for node in self.ls.backend.records.nodes()
                  for pool in node.pools}
         self.assertEqual(pools, {row['name'] for row in store.all(
             models.PoolUsage.KIND)})
+
+    def test_rows_that_listed_their_layers_hand_them_to_the_accounts(self):
+        kept = self._mutated(11)
+        # The rows as stored before the engine kept accounts: each lists
+        # its pool's layers.
+        store = self.ls.store
+        with store.transaction():
+            for row in store.all(models.PoolUsage.KIND):
+                usage = models.PoolUsage.from_row(row)
+                layers = kept.get((usage.node, usage.pool), ([], 0))[0]
+                usage.layers = {str(k): n for k, n in sorted(
+                    collections.Counter(layers).items())}
+                store.put(models.PoolUsage.KIND, usage.id, usage.to_row(),
+                          keys=models.keys_of(usage))
+        self._reopened(kept)
+        # Kept once: the rows no longer list them.
+        self.assertEqual([], [row['name'] for row in store.all(
+            models.PoolUsage.KIND) if models.PoolUsage.from_row(row).layers])

@@ -1,0 +1,129 @@
+# Copyright 2026 The cinder-flash Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Bytes written, kept per account: a named set of layers (a LINSTOR
+storage pool), so that what a pool holds is one row to read whatever
+the number of layers in it.
+
+A layer's ``written`` (the bytes of data its own map holds, uncompressed)
+is kept by every store of chunks and every UNMAP step; triggers in the
+database move the accounts holding the layer by the same difference,
+in the same statement and so in the same transaction, whichever code
+(the Python or the native data path) changed it. A freed layer leaves
+every account with what it held. An account may hold a layer more than
+once (two volumes that are the same image): it is counted as often.
+
+Older databases get the tables empty; the dialect that names the
+accounts sets their layers when it opens (``set_layers``), and
+``verify`` puts every account's total back to the sum of its layers
+when the engine opens.
+"""
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS accounts (
+    name TEXT PRIMARY KEY,
+    written INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS account_layers (
+    layer INTEGER NOT NULL,
+    account TEXT NOT NULL,
+    times INTEGER NOT NULL,
+    PRIMARY KEY (layer, account)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS account_layers_of ON account_layers (account);
+CREATE TRIGGER IF NOT EXISTS account_written AFTER UPDATE OF written
+ON layers WHEN NEW.written != OLD.written BEGIN
+    UPDATE accounts SET written = written + (NEW.written - OLD.written) *
+        (SELECT times FROM account_layers WHERE layer = NEW.id AND
+         account = accounts.name)
+    WHERE name IN (SELECT account FROM account_layers WHERE layer = NEW.id);
+END;
+CREATE TRIGGER IF NOT EXISTS account_layer_freed AFTER DELETE ON layers
+BEGIN
+    UPDATE accounts SET written = written - OLD.written *
+        (SELECT times FROM account_layers WHERE layer = OLD.id AND
+         account = accounts.name)
+    WHERE name IN (SELECT account FROM account_layers WHERE layer = OLD.id);
+    DELETE FROM account_layers WHERE layer = OLD.id;
+END;
+"""
+
+
+def written(db, account):
+    """Bytes the layers of ``account`` hold (0: no such account)."""
+    row = db.execute('SELECT written FROM accounts WHERE name = ?',
+                     (account,)).fetchone()
+    return row[0] if row else 0
+
+
+def charge(db, account, deltas):
+    """Add (or, negative, take) layers to ``account``: ``deltas`` maps a
+    layer to how many more times the account holds it. Layers that no
+    longer exist are left out (what they held went when they were freed).
+    """
+    db.execute('INSERT OR IGNORE INTO accounts (name) VALUES (?)',
+               (account,))
+    for layer, times in sorted(deltas.items()):
+        if not times:
+            continue
+        held = db.execute('SELECT written FROM layers WHERE id = ?',
+                          (layer,)).fetchone()
+        if held is None:
+            continue
+        was = db.execute('SELECT times FROM account_layers WHERE layer = ? '
+                         'AND account = ?', (layer, account)).fetchone()
+        now = max((was[0] if was else 0) + times, 0)
+        moved = now - (was[0] if was else 0)
+        if now:
+            db.execute('INSERT OR REPLACE INTO account_layers VALUES '
+                       '(?, ?, ?)', (layer, account, now))
+        else:
+            db.execute('DELETE FROM account_layers WHERE layer = ? AND '
+                       'account = ?', (layer, account))
+        db.execute('UPDATE accounts SET written = written + ? WHERE '
+                   'name = ?', (moved * held[0], account))
+
+
+def layers_of(db, account):
+    """{layer: times} the account holds."""
+    return dict(db.execute('SELECT layer, times FROM account_layers WHERE '
+                           'account = ?', (account,)))
+
+
+def set_layers(db, account, layers):
+    """Make ``account`` hold exactly ``layers`` ({layer: times}) that
+    exist; whether it did not already.
+    """
+    held = layers_of(db, account)
+    deltas = {layer: layers.get(layer, 0) - held.get(layer, 0)
+              for layer in set(held) | set(layers)}
+    if not any(deltas.values()):
+        return False
+    charge(db, account, deltas)
+    return True
+
+
+def verify(db):
+    """Put every account's total back to the sum of its layers' bytes
+    (a database whose accounts predate a change of ``written``); the
+    number of accounts that were off.
+    """
+    off = db.execute(
+        'SELECT a.name, COALESCE(SUM(l.written * al.times), 0) FROM '
+        'accounts a LEFT JOIN account_layers al ON al.account = a.name '
+        'LEFT JOIN layers l ON l.id = al.layer GROUP BY a.name HAVING '
+        'COALESCE(SUM(l.written * al.times), 0) != a.written').fetchall()
+    db.executemany('UPDATE accounts SET written = ? WHERE name = ?',
+                   [(total, name) for name, total in off])
+    return len(off)
