@@ -30,6 +30,8 @@ accounts sets their layers when it opens (``set_layers``), and
 when the engine opens.
 """
 
+import contextlib
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS accounts (
     name TEXT PRIMARY KEY,
@@ -58,6 +60,52 @@ BEGIN
     DELETE FROM account_layers WHERE layer = OLD.id;
 END;
 """
+
+
+class Accounts(object):
+    """An engine's accounts (``engine.accounts``). Staged writes are
+    settled first, so that every layer's ``written`` is current when an
+    account is read or changed.
+    """
+
+    def __init__(self, engine):
+        self._engine = engine
+
+    @contextlib.contextmanager
+    def _settled(self, change=False):
+        engine = self._engine
+        with engine.lock:
+            # All of it, under the lock: not ``settle``'s batches.
+            engine._settle()
+            if not change:
+                yield engine.db
+                return
+            with engine.store.transaction():
+                yield engine.db
+
+    def written(self, account):
+        """Bytes the layers of ``account`` hold: one row."""
+        with self._settled() as db:
+            return written(db, account)
+
+    def charge(self, account, deltas):
+        """``account`` holds each layer of ``deltas`` (layer -> times)
+        that many more (negative: fewer) times.
+        """
+        with self._settled(change=True) as db:
+            charge(db, account, deltas)
+
+    def layers(self, account):
+        """layer -> times ``account`` holds it."""
+        with self._settled() as db:
+            return layers_of(db, account)
+
+    def set_layers(self, account, layers):
+        """``account`` holds exactly ``layers`` (layer -> times) that
+        exist; whether it did not already.
+        """
+        with self._settled(change=True) as db:
+            return set_layers(db, account, layers)
 
 
 def written(db, account):

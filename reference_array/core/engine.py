@@ -174,6 +174,7 @@ class Engine(object):
             self.chunks.last_chunk = self.db.execute(
                 'SELECT COALESCE(MAX(id), 0) FROM chunks').fetchone()[0]
             accounts.verify(self.db)
+        self.accounts = accounts.Accounts(self)
         self._recover_segments()
 
     @property
@@ -587,36 +588,6 @@ class Engine(object):
         """
         with self.lock:
             return self.layers.usage(layers)
-
-    @_settled
-    def account_written(self, account):
-        """Bytes the layers of ``account`` hold: one row (see
-        ``accounts``).
-        """
-        with self.lock:
-            return accounts.written(self.db, account)
-
-    @_settled
-    def charge(self, account, deltas):
-        """``account`` holds each layer of ``deltas`` (layer -> times)
-        that many more (negative: fewer) times.
-        """
-        with self.store.transaction():
-            accounts.charge(self.db, account, deltas)
-
-    @_settled
-    def account_layers(self, account):
-        """layer -> times ``account`` holds it."""
-        with self.lock:
-            return accounts.layers_of(self.db, account)
-
-    @_settled
-    def set_account(self, account, layers):
-        """``account`` holds exactly ``layers`` (layer -> times) that
-        exist; whether it did not already.
-        """
-        with self.store.transaction():
-            return accounts.set_layers(self.db, account, layers)
 
     @_settled
     def layer_written(self, layer):

@@ -98,7 +98,7 @@ class Usage(object):
         layers hold (a layer two volumes share counted twice) and the
         sizes of its volumes.
         """
-        return (self.engine.account_written(account_of(node, pool)),
+        return (self.engine.accounts.written(account_of(node, pool)),
                 self._row(node, pool).reserved_kib)
 
     def changed(self, before, after):
@@ -115,7 +115,8 @@ class Usage(object):
                 moved = collections.Counter(new_layers)
                 moved.subtract(old_layers)
                 if any(moved.values()):
-                    self.engine.charge(account_of(*place), dict(moved))
+                    self.engine.accounts.charge(account_of(*place),
+                                                dict(moved))
                 if new_kib != old_kib:
                     usage = self._row(*place)
                     usage.reserved_kib += new_kib - old_kib
@@ -147,7 +148,7 @@ class Usage(object):
         out = {}
         for row in self.store.all(KIND):
             usage = models.PoolUsage.from_row(row)
-            layers = sorted(collections.Counter(self.engine.account_layers(
+            layers = sorted(collections.Counter(self.engine.accounts.layers(
                 account_of(usage.node, usage.pool))).elements())
             if layers or usage.reserved_kib:
                 out[(usage.node, usage.pool)] = (layers, usage.reserved_kib)
@@ -171,8 +172,8 @@ class Usage(object):
                 self._put(models.PoolUsage(
                     name=models.PoolUsage.name_of(node, pool), node=node,
                     pool=pool, reserved_kib=kib))
-                self.engine.set_account(account_of(node, pool),
-                                        collections.Counter(layers))
+                self.engine.accounts.set_layers(
+                    account_of(node, pool), collections.Counter(layers))
 
     def _accounts(self):
         """Rows that still list their layers (a store from before the
@@ -183,7 +184,7 @@ class Usage(object):
                 usage = models.PoolUsage.from_row(row)
                 if not usage.layers:
                     continue
-                self.engine.set_account(
+                self.engine.accounts.set_layers(
                     account_of(usage.node, usage.pool),
                     {int(k): v for k, v in usage.layers.items()})
                 usage.layers = {}

@@ -112,7 +112,7 @@ class Calls(object):
         account = self.rng.choice(sorted(self.held))
         layer = self.rng.choice(self.volumes + self.snaps)
         times = self.rng.choice((1, 1, 2, -1))
-        self.engine.charge(account, {layer: times})
+        self.engine.accounts.charge(account, {layer: times})
         layers = self.held[account]
         layers[layer] = max(layers[layer] + times, 0)
         if not layers[layer]:
@@ -130,7 +130,7 @@ class Calls(object):
 class AccountsTestCase(engine_fixture.EngineTestCase):
 
     def written(self, accounts):
-        return {account: self.engine.account_written(account)
+        return {account: self.engine.accounts.written(account)
                 for account in accounts}
 
     def test_an_account_is_what_its_layers_hold_after_every_call(self):
@@ -153,7 +153,7 @@ class AccountsTestCase(engine_fixture.EngineTestCase):
                 layers = [self.engine.new_layer() for _ in range(count)]
                 for layer in layers[:count // 10 or 1]:
                     self.engine.write(layer, 0, os.urandom(CHUNK))
-                self.engine.charge('pool-%d' % count, dict.fromkeys(
+                self.engine.accounts.charge('pool-%d' % count, dict.fromkeys(
                     layers, 1))
             steps = [0]
 
@@ -162,7 +162,7 @@ class AccountsTestCase(engine_fixture.EngineTestCase):
                 return 0
             self.engine.db.set_progress_handler(step, 1)
             try:
-                written = self.engine.account_written('pool-%d' % count)
+                written = self.engine.accounts.written('pool-%d' % count)
             finally:
                 self.engine.db.set_progress_handler(None, 1)
             self.assertEqual((count // 10 or 1) * CHUNK, written)
@@ -172,14 +172,14 @@ class AccountsTestCase(engine_fixture.EngineTestCase):
     def test_a_total_that_is_off_is_put_right_on_open(self):
         layer = self.engine.new_layer()
         self.engine.write(layer, 0, os.urandom(3 * CHUNK))
-        self.engine.charge('a', {layer: 2})
+        self.engine.accounts.charge('a', {layer: 2})
         self.engine.flush()
         with self.store.transaction():
             self.store.connection.execute(
                 "UPDATE accounts SET written = 7 WHERE name = 'a'")
-        self.assertEqual(7, self.engine.account_written('a'))
+        self.assertEqual(7, self.engine.accounts.written('a'))
         self.engine = self.engine_class(self.store)
-        self.assertEqual(6 * CHUNK, self.engine.account_written('a'))
+        self.assertEqual(6 * CHUNK, self.engine.accounts.written('a'))
 
 
 NativeAccountsTestCase = engine_fixture.on_native(AccountsTestCase)
