@@ -274,6 +274,7 @@ AVX2 static void chunks_avx2(uint32_t cvs[LANES][8], const uint8_t *in,
         v[13] = hi;
         v[14] = _mm256_set1_epi32(BLOCK_LEN);
         v[15] = _mm256_set1_epi32((int)flags);
+#pragma GCC unroll 7
         for (int r = 0; r < 7; r++) {
             const uint8_t *s = SCHEDULE[r];
             G_8X(v, 0, 4, 8, 12, m[s[0]], m[s[1]]);
