@@ -160,20 +160,31 @@ typedef struct {
  * compressing data that does not shrink costs a write the most CPU). */
 #define PACK_SAMPLE 512
 
+static size_t compress(Store *s, uint8_t *dst, size_t bound,
+                       const uint8_t *src, size_t n)
+{
+    s->work[W_COMPRESS_CALLS]++;
+    return ZSTD_compressCCtx(s->cctx, dst, bound, src, n, s->level);
+}
+
 /* The record of a whole chunk into ``dst`` (``bound`` bytes): its
- * length, or a zstd error code. */
+ * length, or a zstd error code. ``*shrank``: whether the previous chunk
+ * of the batch shrank, and on return whether this one did. After one
+ * that did, the samples are skipped: they cost a whole compression's
+ * set-up again (zstd sizes its context for 512 bytes, then for the
+ * chunk), and a chunk that does not shrink is stored as it is anyway,
+ * so what is stored is the same either way. */
 static size_t pack_chunk(Store *s, uint8_t *dst, size_t bound,
-                         const uint8_t *src)
+                         const uint8_t *src, int *shrank)
 {
     size_t n = (size_t)s->chunk, got;
     if (store_is_frame(src, n))
-        return ZSTD_compressCCtx(s->cctx, dst, bound, src, n, s->level);
-    if (n >= 2 * PACK_SAMPLE) {
+        return compress(s, dst, bound, src, n);
+    if (n >= 2 * PACK_SAMPLE && !*shrank) {
         size_t at[2] = {0, n / 2};
         int shrinks = 0;
         for (int k = 0; k < 2 && !shrinks; k++) {
-            got = ZSTD_compressCCtx(s->cctx, dst, bound, src + at[k],
-                                    PACK_SAMPLE, s->level);
+            got = compress(s, dst, bound, src + at[k], PACK_SAMPLE);
             shrinks = ZSTD_isError(got) || got < PACK_SAMPLE;
         }
         if (!shrinks) {
@@ -181,8 +192,9 @@ static size_t pack_chunk(Store *s, uint8_t *dst, size_t bound,
             return n;
         }
     }
-    got = ZSTD_compressCCtx(s->cctx, dst, bound, src, n, s->level);
-    if (!ZSTD_isError(got) && got >= n) {
+    got = compress(s, dst, bound, src, n);
+    *shrank = ZSTD_isError(got) || got < n;
+    if (!*shrank) {
         memcpy(dst, src, n);
         return n;
     }
@@ -408,14 +420,14 @@ static int put_blocks(Store *s, LayerInfo *li, Staged **e, size_t m,
     }
     if (pack_room(s, fresh, bound) < 0)
         goto out;
-    int failed = 0;
+    int failed = 0, shrank = 0;
     Py_BEGIN_ALLOW_THREADS
     for (size_t i = 0; i < m && !failed; i++) {
         if (rec[i] < 0)
             continue;
         rec[i] = (int64_t)used;
         packed_len[i] = pack_chunk(s, s->pack + used + RECORD_HEADER,
-                                   bound, e[i]->data);
+                                   bound, e[i]->data, &shrank);
         failed = ZSTD_isError(packed_len[i]);
         if (!failed) {
             put_header(s->pack + used, chunk[i], packed_len[i]);

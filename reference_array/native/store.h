@@ -53,7 +53,7 @@ enum {
 /* Work done, by kind: what the engine's shape tests count. */
 enum {
     W_MAP_PROBES, W_FETCHED, W_DECOMPRESSED, W_PATCHES, W_LOGGED,
-    W_LOG_READS, N_WORK
+    W_LOG_READS, W_COMPRESS_CALLS, N_WORK
 };
 
 /* The patch log (store_patches.c): a write of whole 4 KiB slots into a

@@ -118,6 +118,41 @@ class IngestShapeTestCase(engine_fixture.EngineTestCase):
         self.assertEqual(CHUNKS - CHUNKS // 5, seen['INSERT INTO chunks'],
                          seen)
 
+    def test_compressible_chunks_take_one_compression_each(self):
+        # A chunk is sampled (512 bytes) before it is compressed whole
+        # only while the chunks before it did not shrink: after one that
+        # did, it is compressed whole at once.
+        chunk = self.engine.chunk
+        vol = self.engine.new_layer()
+        half = [os.urandom(chunk // 2) + bytes(chunk // 2)
+                for _ in range(CHUNKS)]
+        before = self.engine.work['compress_calls']
+        self._store(vol, b''.join(half))
+        calls = self.engine.work['compress_calls'] - before
+        # The first chunk's two samples (its random start does not
+        # shrink, its middle does), then one call per chunk.
+        self.assertLessEqual(calls, CHUNKS + 2)
+        self.assertGreaterEqual(calls, CHUNKS)
+        self.assertEqual(b''.join(half),
+                         self.engine.read(vol, 0, CHUNKS * chunk))
+
+    def test_chunks_that_do_not_shrink_are_sampled(self):
+        # Unique data: two 512-byte samples each (the first chunk of a
+        # batch, or one after a chunk that shrank, may be compressed
+        # whole), stored as it is.
+        chunk = self.engine.chunk
+        vol = self.engine.new_layer()
+        data = os.urandom(CHUNKS * chunk)
+        before = self.engine.work['compress_calls']
+        self._store(vol, data)
+        calls = self.engine.work['compress_calls'] - before
+        self.assertLessEqual(calls, 2 * CHUNKS + 1)
+        self.assertGreaterEqual(calls, 2 * CHUNKS - 1)
+        stored = self.store.connection.execute(
+            'SELECT SUM(size), SUM(raw) FROM chunks').fetchone()
+        self.assertEqual(stored[1], stored[0])
+        self.assertEqual(data, self.engine.read(vol, 0, len(data)))
+
     def test_a_second_batch_reuses_the_layout(self):
         # The pack buffer is the store's: a later, smaller batch is laid
         # out from its start again, and both read back.
