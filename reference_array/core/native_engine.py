@@ -259,8 +259,7 @@ class NativeEngine(engine_mod.Engine):
         """Digest, compress, append and write the rows of staged chunks
         (native); the records freed, [(seg, size)].
         """
-        return self._native.settle(keys, self._layer_info,
-                                   self.segments.append)
+        return self._native.settle(keys, self._layer_info, self.segments)
 
     def data_path(self, fd, timeout, negotiated):
         """The native data path of one iSCSI connection on socket ``fd``

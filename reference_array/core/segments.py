@@ -107,12 +107,21 @@ class Segments(object):
         self.current = seg
         self._new_files = True
 
-    def append(self, records):
-        """Write [(chunk id, packed bytes)]; their [(seg, offset)]."""
+    def _tail(self):
+        """(segment, offset) where the next records go."""
         if self.current is None or \
                 self.sizes[self.current] >= self.segment_bytes:
             self._open_next()
-        seg, pos = self.current, self.sizes[self.current]
+        return self.current, self.sizes[self.current]
+
+    def _written(self, seg, start, end):
+        self.sizes[seg] = end
+        self.live[seg] += end - start
+        self._unsynced.add(seg)
+
+    def append(self, records):
+        """Write [(chunk id, packed bytes)]; their [(seg, offset)]."""
+        seg, pos = self._tail()
         parts, where = [], []
         for chunk, packed in records:
             parts.append(HEADER.pack(chunk, len(packed)))
@@ -129,10 +138,19 @@ class Segments(object):
             if os.pwritev(fd, piece, at) != want:
                 raise SegmentError('short write to segment %d' % seg)
             at += want
-        self.sizes[seg] = pos
-        self.live[seg] += pos - start
-        self._unsynced.add(seg)
+        self._written(seg, start, pos)
         return where
+
+    def append_packed(self, blob):
+        """Write records already laid out as a segment holds them (each
+        its ``HEADER`` and packed bytes, back to back) in one call; the
+        (seg, offset) of the blob's first byte.
+        """
+        seg, start = self._tail()
+        if os.pwrite(self._fd(seg), blob, start) != len(blob):
+            raise SegmentError('short write to segment %d' % seg)
+        self._written(seg, start, start + len(blob))
+        return seg, start
 
     # -- reading -------------------------------------------------------------
     def read(self, seg, offset, size):

@@ -25,13 +25,16 @@
 PyObject *native_db_error;
 PyObject *native_connection_type;
 
-static PyObject *digest(PyObject *mod, PyObject *arg)
+static PyObject *digest(PyObject *mod, PyObject *args, PyObject *kwargs)
 {
+    static char *names[] = {"data", "simd", NULL};
     Py_buffer buf;
+    int simd = 1;
     uint8_t out[32];
-    if (PyObject_GetBuffer(arg, &buf, PyBUF_SIMPLE) < 0)
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*|p", names, &buf,
+                                     &simd))
         return NULL;
-    int rc = native_blake3(buf.buf, (size_t)buf.len, out);
+    int rc = native_blake3_with(buf.buf, (size_t)buf.len, out, simd);
     PyBuffer_Release(&buf);
     if (rc < 0) {
         PyErr_SetString(PyExc_ValueError, "at most 64 KiB");
@@ -41,8 +44,10 @@ static PyObject *digest(PyObject *mod, PyObject *arg)
 }
 
 static PyMethodDef module_methods[] = {
-    {"blake3", digest, METH_O,
-     "blake3(data) -> the 32-byte BLAKE3 digest (data up to 64 KiB)."},
+    {"blake3", (PyCFunction)(void (*)(void))digest,
+     METH_VARARGS | METH_KEYWORDS,
+     "blake3(data, simd=True) -> the 32-byte BLAKE3 digest (data up to "
+     "64 KiB); simd=False: the portable lanes."},
     {NULL},
 };
 
@@ -109,6 +114,8 @@ PyMODINIT_FUNC PyInit__native(void)
                                   (PyObject *)&NativeDataPathType) < 0 ||
             PyModule_AddIntConstant(m, "MAX_TRANSFER", MAX_TRANSFER) < 0 ||
             PyModule_AddIntConstant(m, "PATCH_BOUND", PATCH_BOUND) < 0 ||
+            PyModule_AddStringConstant(m, "BLAKE3_SIMD",
+                                       native_blake3_simd()) < 0 ||
             PyModule_AddStringConstant(m, "SQLITE_VERSION",
                                        sqlite3_libversion()) < 0 ||
             PyModule_AddStringConstant(m, "PYTHON_VERSION", PY_VERSION) < 0) {

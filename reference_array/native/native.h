@@ -28,6 +28,11 @@
 #define NATIVE_DIGEST_MAX_CHUNKS 64
 
 int native_blake3(const uint8_t *in, size_t len, uint8_t out[32]);
+/* ``simd`` 0: the portable lanes (for the tests), 1: the CPU's best. */
+int native_blake3_with(const uint8_t *in, size_t len, uint8_t out[32],
+                       int simd);
+/* The SIMD lanes this CPU digests with ("avx2"), or "" (portable). */
+const char *native_blake3_simd(void);
 
 typedef struct {
     PyObject_HEAD

@@ -160,20 +160,31 @@ typedef struct {
  * compressing data that does not shrink costs a write the most CPU). */
 #define PACK_SAMPLE 512
 
+static size_t compress(Store *s, uint8_t *dst, size_t bound,
+                       const uint8_t *src, size_t n)
+{
+    s->work[W_COMPRESS_CALLS]++;
+    return ZSTD_compressCCtx(s->cctx, dst, bound, src, n, s->level);
+}
+
 /* The record of a whole chunk into ``dst`` (``bound`` bytes): its
- * length, or a zstd error code. */
+ * length, or a zstd error code. ``*shrank``: whether the previous chunk
+ * of the batch shrank, and on return whether this one did. After one
+ * that did, the samples are skipped: they cost a whole compression's
+ * set-up again (zstd sizes its context for 512 bytes, then for the
+ * chunk), and a chunk that does not shrink is stored as it is anyway,
+ * so what is stored is the same either way. */
 static size_t pack_chunk(Store *s, uint8_t *dst, size_t bound,
-                         const uint8_t *src)
+                         const uint8_t *src, int *shrank)
 {
     size_t n = (size_t)s->chunk, got;
     if (store_is_frame(src, n))
-        return ZSTD_compressCCtx(s->cctx, dst, bound, src, n, s->level);
-    if (n >= 2 * PACK_SAMPLE) {
+        return compress(s, dst, bound, src, n);
+    if (n >= 2 * PACK_SAMPLE && !*shrank) {
         size_t at[2] = {0, n / 2};
         int shrinks = 0;
         for (int k = 0; k < 2 && !shrinks; k++) {
-            got = ZSTD_compressCCtx(s->cctx, dst, bound, src + at[k],
-                                    PACK_SAMPLE, s->level);
+            got = compress(s, dst, bound, src + at[k], PACK_SAMPLE);
             shrinks = ZSTD_isError(got) || got < PACK_SAMPLE;
         }
         if (!shrinks) {
@@ -181,8 +192,9 @@ static size_t pack_chunk(Store *s, uint8_t *dst, size_t bound,
             return n;
         }
     }
-    got = ZSTD_compressCCtx(s->cctx, dst, bound, src, n, s->level);
-    if (!ZSTD_isError(got) && got >= n) {
+    got = compress(s, dst, bound, src, n);
+    *shrank = ZSTD_isError(got) || got < n;
+    if (!*shrank) {
         memcpy(dst, src, n);
         return n;
     }
@@ -274,9 +286,66 @@ fail:
     return NULL;
 }
 
-/* Store whole and zero chunks ``e[0..m)`` of one layer, ascending idx. */
+/* A segment record's header (segments.py's HEADER): the chunk id, 8
+ * bytes, and the packed length, 4, little-endian. */
+#define RECORD_HEADER 12
+
+static void put_header(uint8_t *p, int64_t chunk, size_t len)
+{
+    for (int k = 0; k < 8; k++)
+        p[k] = (uint8_t)((uint64_t)chunk >> (8 * k));
+    for (int k = 0; k < 4; k++)
+        p[8 + k] = (uint8_t)((uint64_t)len >> (8 * k));
+}
+
+/* Room for ``n`` records in the store's pack buffer. */
+static int pack_room(Store *s, size_t n, size_t bound)
+{
+    size_t want = n * (RECORD_HEADER + bound);
+    if (want <= s->pack_cap)
+        return 0;
+    uint8_t *p = realloc(s->pack, want);
+    if (!p)
+        return store_fail(s, ERR_NOMEM, "out of memory");
+    s->pack = p;
+    s->pack_cap = want;
+    return 0;
+}
+
+/* The new records (``s->pack[0..used)``) to the end of a segment, in one
+ * write (``append_packed``): the segment and offset of the first byte. */
+static int append_records(Store *s, PyObject *append_packed, size_t used,
+                          long long *seg, long long *start)
+{
+    PyObject *view = PyMemoryView_FromMemory((char *)s->pack,
+                                             (Py_ssize_t)used, PyBUF_READ);
+    if (!view)
+        return -1;
+    PyObject *place = PyObject_CallOneArg(append_packed, view);
+    /* The buffer is the store's: nothing may read it after this call
+     * (the call's own error, if any, is the one raised). */
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyObject *released = PyObject_CallMethod(view, "release", NULL);
+    Py_DECREF(view);
+    if (type) {
+        Py_XDECREF(released);
+        Py_XDECREF(place);
+        PyErr_Restore(type, value, tb);
+        return -1;
+    }
+    int ok = place && released &&
+        PyArg_ParseTuple(place, "LL", seg, start);
+    Py_XDECREF(place);
+    Py_XDECREF(released);
+    return ok ? 0 : -1;
+}
+
+/* Store whole and zero chunks ``e[0..m)`` of one layer, ascending idx:
+ * the new chunks compressed into one buffer laid out as the segment
+ * holds them, appended with one write, then the rows. */
 static int put_blocks(Store *s, LayerInfo *li, Staged **e, size_t m,
-                      PyObject *append, PyObject *freed)
+                      PyObject *append_packed, PyObject *freed)
 {
     int ok = -1;
     size_t slots = 16;
@@ -285,21 +354,23 @@ static int put_blocks(Store *s, LayerInfo *li, Staged **e, size_t m,
     int64_t *old = malloc(m * sizeof(int64_t));
     int64_t *chunk = calloc(m, sizeof(int64_t));
     uint8_t (*digest)[32] = malloc(m * 32);
-    void **packed = calloc(m, sizeof(void *));
-    size_t *packed_len = calloc(m, sizeof(size_t));
+    /* A new chunk's record: its offset in s->pack; -1: not new. */
+    int64_t *rec = malloc(m * sizeof(int64_t));
+    size_t *packed_len = calloc(m, sizeof(size_t)), fresh = 0, used = 0;
     Known known = {calloc(slots, 32), calloc(slots, sizeof(int64_t)),
                    slots - 1};
-    PyObject *records = PyList_New(0), *places = NULL, *dropped = NULL;
+    PyObject *dropped = NULL;
     int64_t logical = 0, physical = 0, stored = 0, unheld = 0;
     size_t bound = ZSTD_compressBound(s->chunk);
-    if (!old || !chunk || !digest || !packed || !packed_len ||
-            !known.digest || !known.chunk || !records) {
+    if (!old || !chunk || !digest || !rec || !packed_len ||
+            !known.digest || !known.chunk) {
         store_fail(s, ERR_NOMEM, "out of memory");
         goto out;
     }
     for (size_t i = 0; i < m; i++) {
         int64_t c;
         int found = e[i]->old_known;
+        rec[i] = -1;
         if (found)
             c = e[i]->old;
         else if ((found = store_map_entry(s, li->layer, e[i]->idx, &c,
@@ -344,64 +415,50 @@ static int put_blocks(Store *s, LayerInfo *li, Staged **e, size_t m,
         chunk[i] = ++s->last_chunk;
         if (slot)
             *slot = chunk[i];
-        if (!(packed[i] = malloc(bound))) {
-            store_fail(s, ERR_NOMEM, "out of memory");
-            goto out;
-        }
+        rec[i] = 0;
+        fresh++;
     }
-    int failed = 0;
+    if (pack_room(s, fresh, bound) < 0)
+        goto out;
+    int failed = 0, shrank = 0;
     Py_BEGIN_ALLOW_THREADS
     for (size_t i = 0; i < m && !failed; i++) {
-        if (!packed[i])
+        if (rec[i] < 0)
             continue;
-        packed_len[i] = pack_chunk(s, packed[i], bound, e[i]->data);
+        rec[i] = (int64_t)used;
+        packed_len[i] = pack_chunk(s, s->pack + used + RECORD_HEADER,
+                                   bound, e[i]->data, &shrank);
         failed = ZSTD_isError(packed_len[i]);
+        if (!failed) {
+            put_header(s->pack + used, chunk[i], packed_len[i]);
+            used += RECORD_HEADER + packed_len[i];
+        }
     }
     Py_END_ALLOW_THREADS
     if (failed) {
         store_fail(s, ERR_RUNTIME, "compression failed");
         goto out;
     }
-    for (size_t i = 0; i < m; i++) {
-        if (!packed[i])
-            continue;
-        PyObject *rec = Py_BuildValue("(Ly#)", (long long)chunk[i],
-                                      packed[i], (Py_ssize_t)packed_len[i]);
-        if (!rec || PyList_Append(records, rec) < 0) {
-            Py_XDECREF(rec);
-            goto out;
-        }
-        Py_DECREF(rec);
-    }
     /* The data goes to its segment before any row points at it. */
-    places = PyObject_CallOneArg(append, records);
-    if (!places)
+    long long seg = 0, start = 0;
+    if (used && append_records(s, append_packed, used, &seg, &start) < 0)
         goto out;
-    if (!PyList_Check(places) ||
-            PyList_GET_SIZE(places) != PyList_GET_SIZE(records)) {
-        PyErr_SetString(PyExc_TypeError, "append: one place per record");
-        goto out;
-    }
-    Py_ssize_t r = 0;
     for (size_t i = 0; i < m; i++) {
         if (e[i]->kind != STAGED_WHOLE)
             continue;
-        if (!packed[i]) {
+        if (rec[i] < 0) {
             /* Negative: a chunk new in this batch, counted when made. */
             if (chunk[i] > 0 &&
                     store_exec(s, S_ADD_REFS, 2, 1, chunk[i], 0) < 0)
                 goto out;
             continue;
         }
-        long long seg, off;
-        if (!PyArg_ParseTuple(PyList_GET_ITEM(places, r++), "LL", &seg,
-                              &off))
-            goto out;
+        long long off = start + rec[i] + RECORD_HEADER;
         /* Its references: this entry and the later ones of the batch
          * that found it by digest. */
         int64_t refs = 1;
         for (size_t j = i + 1; j < m; j++)
-            refs += chunk[j] == chunk[i] && !packed[j];
+            refs += chunk[j] == chunk[i] && rec[j] < 0;
         sqlite3_stmt *st = store_stmt(s, S_INSERT_CHUNK);
         if (!st)
             goto out;
@@ -425,7 +482,7 @@ static int put_blocks(Store *s, LayerInfo *li, Staged **e, size_t m,
         stored += s->chunk;
         /* Later entries of the same chunk hold references already. */
         for (size_t j = i + 1; j < m; j++)
-            if (chunk[j] == chunk[i] && !packed[j])
+            if (chunk[j] == chunk[i] && rec[j] < 0)
                 chunk[j] = -chunk[j];
     }
     for (size_t i = 0; i < m; i++) {
@@ -469,24 +526,19 @@ static int put_blocks(Store *s, LayerInfo *li, Staged **e, size_t m,
         goto out;
     ok = 0;
 out:
-    if (packed)
-        for (size_t i = 0; i < m; i++)
-            free(packed[i]);
-    free(packed);
+    free(rec);
     free(packed_len);
     free(old);
     free(chunk);
     free(digest);
     free(known.digest);
     free(known.chunk);
-    Py_XDECREF(records);
-    Py_XDECREF(places);
     Py_XDECREF(dropped);
     return ok;
 }
 
 PyObject *store_settle(Store *s, Staged **batch, size_t n, PyObject *info,
-                       PyObject *append)
+                       PyObject *append, PyObject *append_packed)
 {
     Layers layers = {NULL, 0};
     PyObject *freed = PyList_New(0);
@@ -520,7 +572,8 @@ PyObject *store_settle(Store *s, Staged **batch, size_t n, PyObject *info,
         while (j < n && batch[j]->layer == batch[i]->layer)
             j++;
         LayerInfo *li = layer_info(&layers, batch[i]->layer, info);
-        if (!li || put_blocks(s, li, batch + i, j - i, append, freed) < 0)
+        if (!li ||
+                put_blocks(s, li, batch + i, j - i, append_packed, freed) < 0)
             goto fail;
         i = j;
     }

@@ -79,6 +79,7 @@ static const char *SQL[N_STMTS] = {
 const char *WORK_NAMES[N_WORK] = {
     "map_probes", "chunks_fetched", "bytes_decompressed",
     "patches_resolved", "patches_logged", "patch_log_reads",
+    "compress_calls",
 };
 
 static void whole_or_zero(Store *s, Staged *e);

@@ -53,7 +53,7 @@ enum {
 /* Work done, by kind: what the engine's shape tests count. */
 enum {
     W_MAP_PROBES, W_FETCHED, W_DECOMPRESSED, W_PATCHES, W_LOGGED,
-    W_LOG_READS, N_WORK
+    W_LOG_READS, W_COMPRESS_CALLS, N_WORK
 };
 
 /* The patch log (store_patches.c): a write of whole 4 KiB slots into a
@@ -98,6 +98,8 @@ typedef struct {
     long long work[N_WORK];
     uint8_t *zero;
     uint8_t *patched;           /* a chunk with its patches applied */
+    uint8_t *pack;              /* a batch's new records (settle.c) */
+    size_t pack_cap;
     int busy;                   /* a call is running (checks the lock) */
     int error_kind;
     char error[256];
@@ -153,8 +155,10 @@ void store_count(Store *s, int write, int64_t volume, int64_t bytes,
                  int64_t ns);
 
 /* settle.c */
+/* ``append(records)`` (patch log records) and ``append_packed(blob)``
+ * (whole chunks' records, laid out) of the engine's segments. */
 PyObject *store_settle(Store *s, Staged **batch, size_t n, PyObject *info,
-                       PyObject *append);
+                       PyObject *append, PyObject *append_packed);
 PyObject *store_unref(Store *s, int64_t *chunks, size_t n,
                       int64_t *logical);
 

@@ -189,8 +189,8 @@ static PyObject *Store_staged_keys(Store *s, PyObject *args)
 
 static PyObject *Store_settle(Store *s, PyObject *args)
 {
-    PyObject *keys, *info, *append;
-    if (!PyArg_ParseTuple(args, "OOO", &keys, &info, &append))
+    PyObject *keys, *info, *segments;
+    if (!PyArg_ParseTuple(args, "OOO", &keys, &info, &segments))
         return NULL;
     size_t cap = s->staged.count, n = 0;
     Staged **batch = malloc((cap ? cap : 1) * sizeof(*batch));
@@ -224,9 +224,19 @@ static PyObject *Store_settle(Store *s, PyObject *args)
         Py_DECREF(seq);
     }
     PyObject *freed = NULL;
+    PyObject *append = PyObject_GetAttrString(segments, "append");
+    PyObject *packed = append ?
+        PyObject_GetAttrString(segments, "append_packed") : NULL;
+    if (!packed) {
+        Py_XDECREF(append);
+        free(batch);
+        return NULL;
+    }
     ENTER(s);
-    freed = store_settle(s, batch, n, info, append);
+    freed = store_settle(s, batch, n, info, append, packed);
     LEAVE(s);
+    Py_DECREF(append);
+    Py_DECREF(packed);
     free(batch);
     if (!freed)
         store_raise(s);
@@ -399,9 +409,10 @@ PyMethodDef NativeStoreMethods[] = {
     {"staged_keys", (PyCFunction)Store_staged_keys, METH_VARARGS,
      "staged_keys(limit=-1) -> [(layer, idx)], oldest first."},
     {"settle", (PyCFunction)Store_settle, METH_VARARGS,
-     "settle(keys or None, info, append) -> [(seg, size)] freed.\n\n"
+     "settle(keys or None, info, segments) -> [(seg, size)] freed.\n\n"
      "Store staged chunks in the open transaction; info(layer) gives\n"
-     "(chain, dedup), append(records) the (seg, off) of each record."},
+     "(chain, dedup); segments.append(records) the (seg, off) of each\n"
+     "record, segments.append_packed(blob) the (seg, off) of the blob."},
     {"drop_staged", (PyCFunction)Store_drop_staged, METH_O,
      "drop_staged(keys or None): forget staged chunks (once stored)."},
     {"unref", (PyCFunction)Store_unref, METH_O,

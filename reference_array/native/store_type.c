@@ -80,6 +80,9 @@ static int Store_init(Store *s, PyObject *args, PyObject *kw)
     free(s->segdir);
     free(s->zero);
     free(s->patched);
+    free(s->pack);
+    s->pack = NULL;
+    s->pack_cap = 0;
     s->segdir = strdup(segdir);
     s->zero = calloc(1, chunk);
     s->patched = malloc(chunk);
@@ -117,6 +120,7 @@ static void Store_dealloc(Store *s)
     free(s->segdir);
     free(s->zero);
     free(s->patched);
+    free(s->pack);
     Py_TYPE(s)->tp_free((PyObject *)s);
 }
 

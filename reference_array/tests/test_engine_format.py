@@ -124,10 +124,24 @@ class NativeFormatTestCase(testtools.TestCase):
     """The native store writes what the Python engine reads, and back."""
 
     def test_digest_is_blake3(self):
-        for size in (0, 1, 64, 1023, 1024, 1025, 4096, 5000, CHUNK):
+        # The CPU's SIMD lanes (AVX2 where it has them) and the portable
+        # ones: eight whole 1 KiB nodes at a time, the rest one by one.
+        sizes = (0, 1, 64, 1023, 1024, 1025, 4096, 5000, 8191, 8192, 8193,
+                 9 * 1024 + 1, CHUNK - 1, CHUNK, CHUNK + 1, 64 * 1024 - 1,
+                 64 * 1024)
+        for size in sizes:
             data = os.urandom(size)
-            self.assertEqual(blake3.blake3(data).digest(),
-                             native._native.blake3(data), size)
+            for simd in (True, False):
+                self.assertEqual(blake3.blake3(data).digest(),
+                                 native._native.blake3(data, simd=simd),
+                                 (size, simd))
+
+    def test_digest_lanes_chosen_for_the_cpu(self):
+        with open('/proc/cpuinfo') as f:
+            flags = f.read().split()
+        want = 'avx2' if 'avx2' in flags and os.uname().machine == \
+            'x86_64' else ''
+        self.assertEqual(want, native._native.BLAKE3_SIMD)
 
     def test_chunks_stored_as_they_are_read_by_either_engine(self):
         path = os.path.join(self.useFixture(fixtures.TempDir()).path, 'a.db')

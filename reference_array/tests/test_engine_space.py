@@ -15,6 +15,7 @@
 """The engine on a filesystem that fills, and the room the native data
 path may stage without asking the engine."""
 
+import contextlib
 import os
 import platform
 import sqlite3
@@ -29,6 +30,18 @@ from reference_array import native
 from reference_array.tests import engine_fixture
 
 CHUNK = engine_fixture.CHUNK
+
+
+def disk_full(segments):
+    """Every write to a segment (records, or records laid out by the
+    native store) fails as on a full filesystem.
+    """
+    full = OSError(28, 'No space left')
+    stack = contextlib.ExitStack()
+    for name in ('append', 'append_packed'):
+        stack.enter_context(mock.patch.object(segments, name,
+                                              side_effect=full))
+    return stack
 
 
 class SpaceTestCase(testtools.TestCase):
@@ -89,8 +102,7 @@ class SpaceTestCase(testtools.TestCase):
         vol = self.engine.new_layer()
         data = os.urandom(2 * CHUNK)
         self.engine.write(vol, 0, data)
-        with mock.patch.object(self.engine.segments, 'append',
-                               side_effect=OSError(28, 'No space left')):
+        with disk_full(self.engine.segments):
             self.assertRaises(engine.NoSpace, self.engine.flush)
         self.assertEqual(data, self.engine.read(vol, 0, 2 * CHUNK))
         self.engine.flush()
@@ -120,8 +132,7 @@ class NativeRoomTestCase(SpaceTestCase):
         vol = self.engine.new_layer()
         self.engine.write(vol, 0, os.urandom(CHUNK))
         self.assertGreater(self.engine._native.room, 0)
-        with mock.patch.object(self.engine.segments, 'append',
-                               side_effect=OSError(28, 'No space left')):
+        with disk_full(self.engine.segments):
             self.assertRaises(engine.NoSpace, self.engine.flush)
         self.assertEqual(0, self.engine._native.room)
         self.assertIsNone(self.engine._space_left)
