@@ -132,6 +132,10 @@ static PyObject *DataPath_serve(DataPath *p, PyObject *args)
     PyThreadState *ts = PyEval_SaveThread();
     do {
         rc = serve_one(p, &ts);
+        if (rc == HANDLED)
+            p->stats[PS_COMMANDS]++;
+        else if (rc == STOP)
+            p->stats[PS_STOPS]++;
         if (p->out.end > SEND_BATCH && rc != FAILED && path_flush(p) < 0)
             rc = FAILED;
     } while (rc == HANDLED);
@@ -173,6 +177,28 @@ static PyObject *DataPath_serve(DataPath *p, PyObject *args)
         "(IIy#Ns)", p->stat_sn, p->exp_cmd_sn, p->in.buf + p->in.start,
         (Py_ssize_t)(p->in.end - p->in.start), collected,
         p->error[0] ? p->error : NULL);
+}
+
+static const char *const stat_names[PS_COUNT] = {
+    "commands", "writes", "collected", "collected_epoch", "collected_room",
+    "collected_stage", "stops", "locks", "lock_waits", "lock_wait_ns",
+    "input_waits", "input_wait_ns", "sends", "replies", "replies_held",
+    "settles", "settle_ns",
+};
+
+static PyObject *DataPath_stats(DataPath *p, PyObject *unused)
+{
+    PyObject *out = PyDict_New();
+    for (int i = 0; out && i < PS_COUNT; i++) {
+        PyObject *v = PyLong_FromUnsignedLongLong(p->stats[i]);
+        if (!v || PyDict_SetItemString(out, stat_names[i], v) < 0) {
+            Py_XDECREF(v);
+            Py_CLEAR(out);
+            break;
+        }
+        Py_DECREF(v);
+    }
+    return out;
 }
 
 static void free_luns(DataPath *p)
@@ -300,6 +326,11 @@ static PyMethodDef DataPath_methods[] = {
      "serve(stat_sn, exp_cmd_sn, buffered) -> (stat_sn, exp_cmd_sn,\n"
      "unread bytes, (header, data) of a collected write or None,\n"
      "protocol error or None): handle PDUs until one is not ours."},
+    {"stats", (PyCFunction)DataPath_stats, METH_NOARGS,
+     "stats() -> {what: count}: commands, writes staged, writes handed\n"
+     "to the session (and why), the lock taken (and found held), waits\n"
+     "for input, send() calls, answers (and those held back for a later\n"
+     "command), batches stored (times in *_ns)."},
     {"set_luns", (PyCFunction)DataPath_set_luns, METH_VARARGS,
      "set_luns(epoch, [(number, chain, blocks, read_only, volume)])."},
     {NULL},

@@ -51,6 +51,29 @@ typedef struct {
     size_t cap, start, end;
 } Bytes;
 
+/* What a connection's loop did, by count (and the time some of it took):
+ * what the shape tests and the array's log look at. */
+enum {
+    PS_COMMANDS,            /* commands handled here */
+    PS_WRITES,              /* of which writes staged here */
+    PS_COLLECTED,           /* writes handed to the session with data */
+    PS_COLLECTED_EPOCH,     /*   ... as the engine's objects moved */
+    PS_COLLECTED_ROOM,      /*   ... as no room was granted */
+    PS_COLLECTED_STAGE,     /*   ... as staging failed */
+    PS_STOPS,               /* PDUs left to the session */
+    PS_LOCKS,               /* times the engine's lock was taken */
+    PS_LOCK_WAITS,          /*   ... and found held */
+    PS_LOCK_WAIT_NS,
+    PS_INPUT_WAITS,         /* times the loop waited for input */
+    PS_INPUT_WAIT_NS,
+    PS_SENDS,               /* send() calls */
+    PS_REPLIES,             /* commands answered */
+    PS_REPLIES_HELD,        /* answers that waited for a later command */
+    PS_SETTLES,             /* batches stored by this connection */
+    PS_SETTLE_NS,
+    PS_COUNT
+};
+
 typedef struct {
     PyObject_HEAD
     Store *store;
@@ -69,6 +92,8 @@ typedef struct {
     size_t pending_count;
     uint8_t *data;              /* a command's data (MAX_TRANSFER) */
     char error[160];            /* a protocol error: the session ends */
+    uint64_t stats[PS_COUNT];
+    size_t unsent;              /* answers waiting in ``out`` */
 } DataPath;
 
 extern PyTypeObject NativeDataPathType;
@@ -99,17 +124,6 @@ static inline int64_t now_ns(void)
     return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
-/* Take the engine's lock and check that what the session resolved still
- * holds (0), or release it again (-1). */
-static inline int enter(DataPath *p)
-{
-    native_lock_acquire(p->lock);
-    if (p->store->db && p->store->epoch == p->epoch)
-        return 0;
-    native_lock_release(p->lock);
-    return -1;
-}
-
 /* path_read.c: commands answered with Data-In */
 int do_read(DataPath *p, const uint8_t *cmd, PathLun *lun, uint64_t lba,
             uint32_t blocks);
@@ -138,5 +152,25 @@ void target_header(DataPath *p, uint8_t *h, int opcode, int flags,
                    int status, uint32_t dlen, const uint8_t *lun,
                    uint32_t itt, uint32_t ttt, int advance, uint32_t w36,
                    uint32_t w40, uint32_t w44);
+
+/* Take the engine's lock and check that what the session resolved still
+ * holds (0), or release it again (-1). */
+static inline int enter(DataPath *p)
+{
+    p->stats[PS_LOCKS]++;
+    if (pthread_mutex_trylock(&p->lock->mutex)) {
+        /* Answers waiting go out first: the initiator goes on with them
+         * while this waits (a send that fails fails again later). */
+        path_flush(p);
+        int64_t t = now_ns();
+        native_lock_acquire(p->lock);
+        p->stats[PS_LOCK_WAITS]++;
+        p->stats[PS_LOCK_WAIT_NS] += now_ns() - t;
+    }
+    if (p->store->db && p->store->epoch == p->epoch)
+        return 0;
+    native_lock_release(p->lock);
+    return -1;
+}
 
 #endif

@@ -126,6 +126,16 @@ static int release_pending(DataPath *p)
     return 0;
 }
 
+/* The write goes back to the session with its data, for ``why``. */
+static int collected(DataPath *p, const uint8_t *cmd, int why)
+{
+    p->exp_cmd_sn--;
+    memcpy(p->data + MAX_TRANSFER, cmd, BHS);
+    p->stats[PS_COLLECTED]++;
+    p->stats[why]++;
+    return COLLECTED;
+}
+
 int do_write(DataPath *p, PyThreadState **ts, const uint8_t *bhs,
                     PathLun *lun, uint64_t lba, uint32_t blocks,
                     size_t len, size_t dlen)
@@ -139,39 +149,41 @@ int do_write(DataPath *p, PyThreadState **ts, const uint8_t *bhs,
     int rc = collect(p, cmd, (uint32_t)dlen, bytes);
     if (rc == FAILED || release_pending(p) < 0)
         return FAILED;
-    if (enter(p) < 0) {
+    if (enter(p) < 0)
         /* The session runs it (and counts its CmdSN again). */
-        p->exp_cmd_sn--;
-        memcpy(p->data + MAX_TRANSFER, cmd, BHS);
-        return COLLECTED;
-    }
+        return collected(p, cmd, PS_COLLECTED_EPOCH);
     if (p->store->room < (int64_t)bytes) {
         /* No room granted: the engine decides (and may refuse). */
         native_lock_release(p->lock);
-        p->exp_cmd_sn--;
-        memcpy(p->data + MAX_TRANSFER, cmd, BHS);
-        return COLLECTED;
+        return collected(p, cmd, PS_COLLECTED_ROOM);
     }
     p->store->room -= bytes;
     int64_t started = now_ns();
     if (store_stage(p->store, lun->chain[0], (int64_t)lba * SECTOR, p->data,
                     bytes) < 0) {
         native_lock_release(p->lock);
-        p->exp_cmd_sn--;
-        memcpy(p->data + MAX_TRANSFER, cmd, BHS);
-        return COLLECTED;
+        return collected(p, cmd, PS_COLLECTED_STAGE);
     }
     store_count(p->store, 1, lun->volume, bytes, now_ns() - started);
     int full = p->store->staged.count >= p->dirty_chunks;
     native_lock_release(p->lock);
+    p->stats[PS_WRITES]++;
     if (full) {
-        /* The oldest few are stored (by the engine: its transaction). */
+        /* The oldest few are stored (by the engine: its transaction);
+         * answers waiting go out first. */
+        send_status(p, cmd);
+        if (path_flush(p) < 0)
+            return FAILED;
+        int64_t t = now_ns();
         PyEval_RestoreThread(*ts);
         PyObject *res = PyObject_CallMethod(p->engine, "_settle_some", NULL);
         *ts = PyEval_SaveThread();
+        p->stats[PS_SETTLES]++;
+        p->stats[PS_SETTLE_NS] += now_ns() - t;
         if (!res)
             return FAILED;
         Py_DECREF(res);
+        return HANDLED;
     }
     send_status(p, cmd);
     return HANDLED;

@@ -73,7 +73,11 @@ static int wait_for(DataPath *p, short events)
 int path_flush(DataPath *p)
 {
     Bytes *o = &p->out;
+    if (p->unsent > 1)
+        p->stats[PS_REPLIES_HELD] += p->unsent - 1;
+    p->unsent = 0;
     while (o->start < o->end) {
+        p->stats[PS_SENDS]++;
         ssize_t n = send(p->fd, o->buf + o->start, o->end - o->start,
                          MSG_NOSIGNAL);
         if (n < 0) {
@@ -114,9 +118,14 @@ int path_fill(DataPath *p, size_t n)
         }
         if (errno == EINTR)
             continue;
-        if ((errno == EAGAIN || errno == EWOULDBLOCK) &&
-                wait_for(p, POLLIN) == 0)
-            continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            int64_t t = now_ns();
+            int rc = wait_for(p, POLLIN);
+            p->stats[PS_INPUT_WAITS]++;
+            p->stats[PS_INPUT_WAIT_NS] += now_ns() - t;
+            if (rc == 0)
+                continue;
+        }
         return -1;
     }
     return 0;
@@ -164,6 +173,9 @@ void target_header(DataPath *p, uint8_t *h, int opcode, int flags,
     put32(h + 36, w36);
     put32(h + 40, w40);
     put32(h + 44, w44);
-    if (advance)
+    if (advance) {
         p->stat_sn++;
+        p->unsent++;
+        p->stats[PS_REPLIES]++;
+    }
 }

@@ -27,9 +27,13 @@ write protection) is looked up here again whenever the engine's epoch
 moves, which it does before any change of the objects.
 """
 
+import logging
+
 from reference_array.target.iscsi import errors
 from reference_array.target.iscsi import pdu as pdus
 from reference_array.target import scsi
+
+LOG = logging.getLogger(__name__)
 
 # What the native loop allocates for a command's data (path.h
 # MAX_TRANSFER, and the header kept beside it).
@@ -77,6 +81,9 @@ class FastPath(object):
     def close(self):
         """The connection ended: its buffer goes back to the budget."""
         if self.path is not None:
+            LOG.info('iSCSI %s: native data path: %s', self.session.peer,
+                     ' '.join('%s=%d' % kv for kv in sorted(
+                         self.path.stats().items())))
             self.path = None
             self.session.limits.buffers.give(BUFFER)
 
