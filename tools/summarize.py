@@ -14,8 +14,9 @@
 
 """Count test results from the subunit streams and check files of a run.
 
-Prints one line per suite and ends with ``N passed, N failed, N skipped``.
-Exits non-zero when anything failed or a suite produced no result.
+Prints one line per suite, then the id of every failed test, and ends
+with ``N passed, N failed, N skipped``. Exits non-zero when anything
+failed or a suite produced no result.
 """
 
 import collections
@@ -26,7 +27,8 @@ import subunit
 import testtools
 
 
-def count(path):
+def count(path, failed):
+    """Totals of one stream; the ids of its failed tests go to ``failed``."""
     totals = collections.Counter()
 
     class Collector(testtools.StreamResult):
@@ -36,6 +38,7 @@ def count(path):
                 totals['passed'] += 1
             elif test_status in ('fail', 'uxsuccess'):
                 totals['failed'] += 1
+                failed.append(test_id)
             elif test_status == 'skip':
                 totals['skipped'] += 1
 
@@ -51,12 +54,15 @@ def count(path):
 
 def main(results_dir):
     grand = collections.Counter()
+    failed = []
     ok = True
     for name in sorted(os.listdir(results_dir)):
         path = os.path.join(results_dir, name)
         suite, ext = os.path.splitext(name)
         if ext == '.subunit':
-            totals = count(path)
+            suite_failed = []
+            totals = count(path, suite_failed)
+            failed.extend('%s: %s' % (suite, test) for test in suite_failed)
             if not sum(totals.values()):
                 print('%s: no test ran' % suite)
                 ok = False
@@ -65,12 +71,16 @@ def main(results_dir):
                 passed = f.read().strip() == 'pass'
             totals = collections.Counter(
                 {'passed' if passed else 'failed': 1})
+            if not passed:
+                failed.append('%s: the check failed' % suite)
         else:
             continue
         print('%-20s %d passed, %d failed, %d skipped' % (
             suite + ':', totals['passed'], totals['failed'],
             totals['skipped']))
         grand.update(totals)
+    for line in failed:
+        print('FAILED %s' % line)
     print('%d passed, %d failed, %d skipped' % (
         grand['passed'], grand['failed'], grand['skipped']))
     return 0 if ok and not grand['failed'] and grand['passed'] else 1
