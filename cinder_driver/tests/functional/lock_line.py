@@ -27,9 +27,13 @@ import sys
 import time
 
 # Who arrives, in this order: (name, seconds it may wait, seconds held).
-CALLS = [('first', 10, 0.8), ('a', 10, 0.05), ('b', 10, 0.05),
-         ('hasty', 0.3, 0.05), ('c', 10, 0.05), ('d', 10, 0.05),
-         ('e', 10, 0.05)]
+# The first holds the lock until every other call has arrived and the
+# hasty one has given up (HOLD_BOUND at most), so the order does not
+# depend on how fast a loaded machine schedules the arrivals.
+CALLS = [('first', 30, None), ('a', 30, 0.05), ('b', 30, 0.05),
+         ('hasty', 0.3, 0.05), ('c', 30, 0.05), ('d', 30, 0.05),
+         ('e', 30, 0.05)]
+HOLD_BOUND = 20
 NAME = 'cinder-flash-attach-flash-compute-1'
 
 
@@ -57,24 +61,41 @@ def main(url, mode):
     coordination.COORDINATOR.start()
     arrivals, held, gave_up = [], [], []
 
+    def others_waiting():
+        return (len(arrivals) == len(CALLS) and
+                gave_up == ['hasty'])
+
     def call(name, wait, hold):
         arrivals.append(name)
         try:
             with locks.held(NAME, wait, 'initialize_connection'):
                 held.append(name)
+                if hold is None:
+                    deadline = time.monotonic() + HOLD_BOUND
+                    while (not others_waiting() and
+                           time.monotonic() < deadline):
+                        sleep(0.02)
+                    hold = 0.1
                 sleep(hold)
         except locks.LockWaitTimeout:
             gave_up.append(name)
 
+    def in_line():
+        line = getattr(locks, '_LINES', {}).get(NAME)
+        return len(line.turns) if line is not None else 0
+
     workers = []
-    for name, wait, hold in CALLS:
-        arrived = len(arrivals)
+    for number, (name, wait, hold) in enumerate(CALLS):
         workers.append(spawn(call, name, wait, hold))
-        while len(arrivals) == arrived:
+        # The call is in line before the next one asks: the first holds
+        # the lock, every later one waits in the line. Without a line
+        # (a lock that does not keep one) the bound lets the run go on.
+        deadline = time.monotonic() + 2
+        while (len(arrivals) <= number or
+               (number and in_line() < number - ('hasty' in gave_up))) \
+                and time.monotonic() < deadline:
             sleep(0.01)
-        # Past the call's arrival, it is in line (or, without a line,
-        # polling the coordinator) before the next one asks.
-        sleep(0.13)
+        sleep(0.05)
     for worker in workers:
         worker.wait() if mode == 'green' else worker.join(30)
     coordination.COORDINATOR.stop()
