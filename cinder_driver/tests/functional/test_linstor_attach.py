@@ -229,6 +229,29 @@ class LinstorAttachCrashTestCase(base.LinstorDriverTestCase):
         survivor.terminate_connection(vol, {'host': client})
         self.assert_as_before(vol, replicas, props)
 
+    def test_killed_before_the_mark_of_a_disk_retry_and_detach(self):
+        """A replica made for an attach without remote access: the same
+        windows on a node with the pool (what a controller whose nodes
+        all have storage offers).
+        """
+        self.need_nodes(2)
+        vtype = self.volume_type(**{'linstor:allow_remote_access': 'false',
+                                    'linstor:redundancy': '1'})
+        vol = self.attachable(self.create(vtype=vtype))
+        replicas, props = self.replicas(vol), self.rd(vol)['props']
+        node = [n for n in self.target.nodes if n not in replicas][0]
+        survivor = self.killed_at('modify_resource', vol, node)
+        self.assertEqual((False, self.pool), self.replicas(vol)[node])
+        survivor.initialize_connection(vol, {'host': node})
+        self.assertEqual(vol.id, self.resource_props(vol, node)[
+            attach.MANAGED_BY])
+        survivor.terminate_connection(vol, {'host': node})
+        self.assert_as_before(vol, replicas, props)
+        # The same death, and a detach without a retry.
+        survivor = self.killed_at('modify_resource', vol, node)
+        survivor.terminate_connection(vol, {'host': node})
+        self.assert_as_before(vol, replicas, props)
+
     def test_killed_before_the_mark_never_claims_a_replica(self):
         """A replica that was there before stays after a crash, a
         retry and a detach on its node.
