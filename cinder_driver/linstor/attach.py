@@ -21,20 +21,59 @@ only a marked resource is ever removed on detach; a diskful one only while
 the volume keeps its type's replica count without it. The device path
 comes from the resource's layer data: DRBD's stable by-res link when DRBD
 is the top layer, else the top layer's own device.
+
+Creating a resource and marking it are two requests; a service killed
+between them would leave a resource nobody owns, which a retried attach
+took for one that was there before and a detach never removed. So before
+it creates anything, an attach records its intent on the resource
+definition: ``Aux/cinder-flash/attaching/<node>`` names the volume (or
+snapshot) the node's resource is being made for. It is written only when
+the node has no resource of the definition, so a resource that was there
+before (a replica, somebody else's client) is never claimed by it. A
+retried attach that finds an unmarked resource under an intent naming its
+volume marks it; a detach treats it as its own. The intent goes once the
+mark is set, or once the detach has removed the resource.
 """
+
+import hashlib
 
 from cinder import exception
 from cinder.i18n import _
 from oslo_log import log as logging
 
+from cinder_driver.common import cleanup
+
 LOG = logging.getLogger(__name__)
 MANAGED_BY = 'Aux/cinder-flash/attached-for'
+INTENT = 'Aux/cinder-flash/attaching/'
+# LINSTOR refuses a property path longer than this (PropsContainer).
+KEY_MAX = 256
 TWO_PRIMARIES = 'DrbdOptions/Net/allow-two-primaries'
 DISKLESS_FLAGS = ('DRBD_DISKLESS', 'DISKLESS', 'NVME_INITIATOR')
 
 
 def diskless(rsc):
     return any(f in DISKLESS_FLAGS for f in rsc.get('flags') or [])
+
+
+def intent_key(node):
+    """The definition's property that records an attach to ``node``.
+
+    LINSTOR node names are case-insensitive, property keys are not; a
+    host name too long for a property path is stood for by its digest.
+    """
+    node = str(node).lower()
+    key = INTENT + node
+    if len(key) > KEY_MAX:
+        key = INTENT + 'sha256-' + hashlib.sha256(
+            node.encode('utf-8')).hexdigest()
+    return key
+
+
+def intents(rd):
+    """{key: id} of the attach intents on a definition's view."""
+    return {k: v for k, v in ((rd or {}).get('props') or {}).items()
+            if k.startswith(INTENT)}
 
 
 def device_path(rsc, name, number=0):
@@ -68,12 +107,45 @@ class Attachments(object):
         self.client = client
         self.replicas_wanted = replicas_wanted
 
+    def _intents(self, volume, name):
+        """Keys of the intents naming ``volume`` on definition ``name``."""
+        return {k for k, v in intents(
+            self.client.resource_definition(name)).items()
+            if v == volume.id}
+
+    def _forget(self, name, keys):
+        if keys:
+            self.client.modify_resource_definition(
+                name, {'delete_props': sorted(keys)})
+
+    def _make(self, volume, name, node, key, remote_ok):
+        """Record the intent, then create the node's resource."""
+        self.client.modify_resource_definition(
+            name, {'override_props': {key: volume.id}})
+
+        def undo():
+            # A refused create made nothing: the intent goes. If a
+            # resource is there after all, the intent keeps it ours.
+            if self.client.resource(name, node) is None:
+                self._forget(name, {key})
+        with cleanup.undo_on_error('removing the attach intent %s of %s' % (
+                key, name), undo):
+            self.client.make_available(name, node, diskful=not remote_ok)
+
     def open(self, volume, name, node, remote_ok=True):
         """A resource of ``name`` on ``node``; its device path."""
-        existed = self.client.resource(name, node) is not None
-        self.client.make_available(name, node, diskful=not remote_ok)
-        if not existed:
+        key = intent_key(node)
+        rsc = self.client.resource(name, node)
+        if rsc is None:
+            self._make(volume, name, node, key, remote_ok)
+            mine = {key}
+        else:
+            # An earlier attach may have died after creating it.
+            mine = self._intents(volume, name) & {key}
+            self.client.make_available(name, node, diskful=not remote_ok)
+        if mine and (rsc is None or not self._tagged(volume, rsc)):
             self.client.modify_resource(name, node, {MANAGED_BY: volume.id})
+        self._forget(name, mine)
         rsc = self.client.resource(name, node)
         if rsc is None:
             raise exception.VolumeBackendAPIException(data=_(
@@ -81,17 +153,31 @@ class Attachments(object):
                 'resource there') % {'name': name, 'node': node})
         return device_path(rsc, name)
 
-    def _ours(self, volume, rsc):
+    @staticmethod
+    def _tagged(volume, rsc):
         return (rsc.get('props') or {}).get(MANAGED_BY) == volume.id
+
+    def ours(self, volume, name):
+        """Nodes of the resources of ``name`` an attach of ``volume`` made
+        (marked, or under its intent).
+        """
+        keys = self._intents(volume, name)
+        return [r['node_name'] for r in self.client.resources([name])
+                if self._tagged(volume, r) or
+                intent_key(r.get('node_name')) in keys]
 
     def close(self, volume, name, node=None):
         """Remove the resources attach made (on ``node``, or anywhere)."""
         rows = self.client.resources([name])
+        keys = self._intents(volume, name)
+        if node is not None:
+            keys &= {intent_key(node)}
         for rsc in rows:
             if node is not None and str(
                     rsc.get('node_name')).lower() != node.lower():
                 continue
-            if not self._ours(volume, rsc):
+            tagged = self._tagged(volume, rsc)
+            if not tagged and intent_key(rsc['node_name']) not in keys:
                 continue
             if not diskless(rsc):
                 others = [r for r in rows if r is not rsc and
@@ -101,10 +187,14 @@ class Attachments(object):
                     LOG.info('the replica of %s that an attach made on %s '
                              'stays: the volume needs it', name,
                              rsc['node_name'])
-                    self.client.modify_resource(name, rsc['node_name'],
-                                                delete_props=[MANAGED_BY])
+                    if tagged:
+                        self.client.modify_resource(
+                            name, rsc['node_name'],
+                            delete_props=[MANAGED_BY])
                     continue
             self.client.delete_resource(name, rsc['node_name'])
+        # Only now: a detach that dies before this still finds them ours.
+        self._forget(name, keys)
 
     def allow_two_primaries(self, name, allow):
         body = ({'override_props': {TWO_PRIMARIES: 'yes'}} if allow else

@@ -116,8 +116,7 @@ class SnapshotExport(object):
             return False
         if connector is not None:
             self.attachments.close(snapshot, name, connector.get('host'))
-            if any((r.get('props') or {}).get(attach.MANAGED_BY)
-                   for r in self.client.resources([name])):
+            if self.attachments.ours(snapshot, name):
                 return False
         self.client.delete_resource_definition(name)
         return True

@@ -29,12 +29,12 @@ import re
 import pymysql
 import requests
 
+from cinder_driver.linstor import attach
 from tools.gate import cluster
 
 UUID = r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'
 K2_BACKENDS = ('k2-iscsi', 'k2-fc')
 LINSTOR_BACKEND = 'linstor-drbd'
-MANAGED_BY = 'Aux/cinder-flash/attached-for'
 # Statuses that only an operation in progress may hold.
 TRANSITIONAL = {
     'volume': {'creating', 'deleting', 'extending', 'attaching', 'detaching',
@@ -283,16 +283,26 @@ def check_linstor(cinder, array):
             continue
         vid = by_name_id.get(match.group(1))
         node = rsc['node_name']
-        owner = (rsc.get('props') or {}).get(MANAGED_BY)
+        owner = (rsc.get('props') or {}).get(attach.MANAGED_BY)
+        intent = attach.intent_key(node)
+        intended = attach.intents(rds.get(match.group(1))).get(intent)
         asked = {a['connector'].get('host')
                  for a in cinder.live_attachments(vid)} if vid else set()
         if node not in asked:
             problems.append(
-                'diskless resource of %s on node %s%s with no attachment '
+                'diskless resource of %s on node %s%s%s with no attachment '
                 'there%s' % (match.group(1), node,
                              '' if owner else ' (no owner property)',
+                             ' (intent %s=%s on its definition)' % (
+                                 intent, intended) if intended else '',
                              ' (WRONG HOST: attached to %s)' %
                              ','.join(sorted(asked)) if asked else ''))
+    # An attach or detach that finished drops its intent; one left over
+    # is a service that died in one and nobody finished after it.
+    for name_id, rd in sorted(rds.items()):
+        for key, owner in sorted(attach.intents(rd).items()):
+            problems.append('attach intent %s=%s left on %s' % (
+                key, owner, rd['name']))
     return problems
 
 

@@ -19,6 +19,7 @@ from unittest import mock
 from cinder import objects
 
 from cinder_driver.common import exception as flash_exception
+from cinder_driver.linstor import attach
 from cinder_driver.linstor import driver as linstor_driver
 from cinder_driver.tests.functional import linstor_driver_base as base
 
@@ -65,10 +66,11 @@ class LinstorDrbdAttachTestCase(base.LinstorDriverTestCase):
         self.assertEqual({'driver_volume_type': 'local',
                           'data': {'device_path': '/dev/drbd/by-res/'
                                    'volume-%s/0' % vol.name_id}}, info)
-        # Is there a resource, make it available, mark it as the
-        # attach's own, read its device.
-        self.assertEqual(4, len(calls))
-        self.assertTrue(calls[1].endswith('/make-available'))
+        # Is there a resource, record the intent, make it available,
+        # mark it as the attach's own, drop the intent, read its device.
+        self.assertEqual(6, len(calls))
+        self.assertTrue(calls[2].endswith('/make-available'))
+        self.assertNotIn(attach.intent_key(client), self.rd(vol)['props'])
         self.assertEqual((True, 'DfltDisklessStorPool'),
                          self.replicas(vol)[client])
         # The client reads what a replica holds.
@@ -125,6 +127,163 @@ class LinstorDrbdAttachTestCase(base.LinstorDriverTestCase):
         self.driver.terminate_connection(vol, None)
         self.assertNotIn(client, self.replicas(vol))
         self.assertEqual(2, len(self.diskful(vol)))
+
+
+class Killed(BaseException):
+    """The service dies here: nothing of its own runs after it."""
+
+
+class LinstorAttachCrashTestCase(base.LinstorDriverTestCase):
+    """A service killed in the middle of an attach: a second service
+    finishes the attach, or the detach removes what the dead one made,
+    and nothing else.
+
+    The attaching host's name has dots and dashes, as a host name may:
+    the intent's key holds it.
+    """
+
+    CLIENT = 'cft-client.example-dc.org'
+    ARRAY_ARGS = ['--linstor-local-node', CLIENT]
+
+    def need_client_node(self):
+        super().need_client_node()
+        return self.CLIENT
+
+    def node_without_pool(self):
+        """A node without a storage pool: the client node of the
+        reference array; on a real controller, one registered for the
+        test (it never comes online) and removed after it.
+        """
+        if self.target.real:
+            status, body = self.linstor('POST', '/v1/nodes', {
+                'name': self.CLIENT, 'type': 'SATELLITE',
+                'net_interfaces': [{
+                    'name': 'default', 'address': '127.0.0.2',
+                    'satellite_port': 9, 'satellite_encryption_type':
+                    'PLAIN'}]})
+            self.assertIn(status, (200, 201), body)
+            self.addCleanup(self.linstor, 'DELETE',
+                            '/v1/nodes/%s' % self.CLIENT)
+        return self.CLIENT
+
+    def attachable(self, vol):
+        vol.volume_attachment = objects.VolumeAttachmentList(objects=[])
+        return vol
+
+    def resource_props(self, vol, node):
+        _s, rows = self.linstor('GET', '/v1/view/resources', params={
+            'resources': 'volume-%s' % vol.name_id, 'nodes': node})
+        return rows[0].get('props') or {} if rows else None
+
+    def killed_at(self, step, vol, node):
+        """Attach with the driver's service dying as it calls ``step``."""
+        dead = self.driver
+        with mock.patch.object(dead.adapter.client, step,
+                               side_effect=Killed()):
+            self.assertRaises(Killed, dead.initialize_connection, vol,
+                              {'host': node})
+        return self.make_driver()
+
+    def assert_as_before(self, vol, replicas, props):
+        self.assertEqual(replicas, self.replicas(vol))
+        self.assertEqual(props, self.rd(vol)['props'])
+
+    def test_killed_before_the_mark_retry_and_detach(self):
+        client = self.need_client_node()
+        vol = self.attachable(self.create())
+        replicas, props = self.replicas(vol), self.rd(vol)['props']
+        survivor = self.killed_at('modify_resource', vol, client)
+        # What the dead service left: an unmarked client, and its intent.
+        self.assertEqual({}, {k: v for k, v in self.resource_props(
+            vol, client).items() if k.startswith('Aux/')})
+        self.assertEqual(vol.id, self.rd(vol)['props'][
+            attach.intent_key(client)])
+        info = survivor.initialize_connection(vol, {'host': client})
+        self.assertEqual('/dev/drbd/by-res/volume-%s/0' % vol.name_id,
+                         info['data']['device_path'])
+        self.assertEqual(vol.id, self.resource_props(vol, client)[
+            attach.MANAGED_BY])
+        self.assertNotIn(attach.intent_key(client), self.rd(vol)['props'])
+        survivor.terminate_connection(vol, {'host': client})
+        self.assert_as_before(vol, replicas, props)
+
+    def test_killed_before_the_mark_detach_without_retry(self):
+        client = self.need_client_node()
+        vol = self.attachable(self.create())
+        replicas, props = self.replicas(vol), self.rd(vol)['props']
+        survivor = self.killed_at('modify_resource', vol, client)
+        survivor.terminate_connection(vol, {'host': client})
+        self.assert_as_before(vol, replicas, props)
+
+    def test_killed_before_the_create_retry_and_detach(self):
+        client = self.need_client_node()
+        vol = self.attachable(self.create())
+        replicas, props = self.replicas(vol), self.rd(vol)['props']
+        survivor = self.killed_at('make_available', vol, client)
+        self.assertEqual(replicas, self.replicas(vol))
+        survivor.initialize_connection(vol, {'host': client})
+        self.assertIn(client, self.replicas(vol))
+        survivor.terminate_connection(vol, {'host': client})
+        self.assert_as_before(vol, replicas, props)
+        survivor = self.killed_at('make_available', vol, client)
+        survivor.terminate_connection(vol, {'host': client})
+        self.assert_as_before(vol, replicas, props)
+
+    def test_killed_before_the_mark_of_a_disk_retry_and_detach(self):
+        """A replica made for an attach without remote access: the same
+        windows on a node with the pool (what a controller whose nodes
+        all have storage offers).
+        """
+        self.need_nodes(2)
+        vtype = self.volume_type(**{'linstor:allow_remote_access': 'false',
+                                    'linstor:redundancy': '1'})
+        vol = self.attachable(self.create(vtype=vtype))
+        replicas, props = self.replicas(vol), self.rd(vol)['props']
+        node = [n for n in self.target.nodes if n not in replicas][0]
+        survivor = self.killed_at('modify_resource', vol, node)
+        self.assertEqual((False, self.pool), self.replicas(vol)[node])
+        survivor.initialize_connection(vol, {'host': node})
+        self.assertEqual(vol.id, self.resource_props(vol, node)[
+            attach.MANAGED_BY])
+        survivor.terminate_connection(vol, {'host': node})
+        self.assert_as_before(vol, replicas, props)
+        # The same death, and a detach without a retry.
+        survivor = self.killed_at('modify_resource', vol, node)
+        survivor.terminate_connection(vol, {'host': node})
+        self.assert_as_before(vol, replicas, props)
+
+    def test_killed_before_the_mark_never_claims_a_replica(self):
+        """A replica that was there before stays after a crash, a
+        retry and a detach on its node.
+        """
+        vol = self.attachable(self.create())
+        holder = self.diskful(vol)[0]
+        replicas, props = self.replicas(vol), self.rd(vol)['props']
+        survivor = self.killed_at('make_available', vol, holder)
+        self.assert_as_before(vol, replicas, props)
+        survivor.initialize_connection(vol, {'host': holder})
+        survivor.terminate_connection(vol, {'host': holder})
+        survivor.terminate_connection(vol, None)
+        self.assert_as_before(vol, replicas, props)
+
+    def test_refused_create_leaves_no_intent(self):
+        """The controller takes the intent's key (a host name with dots
+        and dashes), refuses a disk where there is no pool, and the
+        intent goes again.
+        """
+        node = self.node_without_pool()
+        vtype = self.volume_type(**{'linstor:allow_remote_access': 'false'})
+        vol = self.attachable(self.create(vtype=vtype))
+        replicas, props = self.replicas(vol), self.rd(vol)['props']
+        err = self.assertRaises(flash_exception.ArrayAPIError,
+                                self.driver.initialize_connection, vol,
+                                {'host': node})
+        self.assertIn(node, str(err))
+        self.assertIn('PUT /v1/resource-definitions/volume-%s' %
+                      vol.name_id, self.requests())
+        self.assertTrue(self.requests()[-3].endswith('/make-available'),
+                        self.requests())
+        self.assert_as_before(vol, replicas, props)
 
 
 class LinstorISCSIAttachTestCase(base.LinstorDriverTestCase):

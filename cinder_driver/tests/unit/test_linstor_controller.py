@@ -403,6 +403,11 @@ class AttachTestCase(fakes.ControllerTestCase):
     attach made, and nothing else.
     """
 
+    def setUp(self):
+        super().setUp()
+        self.linstor.on('GET', RDS + '/[^/]+', ctl.rd_view('rd'))
+        self.linstor.on('PUT', RDS + '/[^/]+', ctl.ok())
+
     def attach(self, vol, node, *views):
         self.linstor.on('GET', '/v1/view/resources', *views)
         self.linstor.on('POST', RDS + '/[^/]+/resources/[^/]+/make-'
@@ -417,9 +422,20 @@ class AttachTestCase(fakes.ControllerTestCase):
             ctl.resource_view(self.rd(vol), 'stlt1')])
         self.assertEqual({'driver_volume_type': 'local',
                           'data': {'device_path': '/dev/loop1'}}, info)
-        self.assertEqual([{'override_props': {
-            'Aux/cinder-flash/attached-for': vol.id}}],
+        # The intent comes before the create; it goes after the mark.
+        intent = 'Aux/cinder-flash/attaching/stlt1'
+        self.assertEqual([
+            {'override_props': {intent: vol.id}},
+            {'override_props': {'Aux/cinder-flash/attached-for': vol.id}},
+            {'delete_props': [intent]}],
             self.linstor.bodies('PUT', RDS + '/.*'))
+        self.assertEqual([
+            'GET /v1/view/resources',
+            'PUT %s/%s' % (RDS, self.rd(vol)),
+            'POST %s/%s/resources/stlt1/make-available' % (RDS, self.rd(vol)),
+            'PUT %s/%s/resources/stlt1' % (RDS, self.rd(vol)),
+            'PUT %s/%s' % (RDS, self.rd(vol)),
+            'GET /v1/view/resources'], self.sent())
 
     def test_drbd_volume_attaches_the_by_res_link(self):
         vol = self.volume()

@@ -40,6 +40,7 @@ class SnapshotAttachTestCase(fakes.ControllerTestCase):
             'rg', {'place_count': 2, 'storage_pool_list': ['filethin']}))
         self.linstor.on('GET', '%s/%s' % (RDS, self.src),
                         ctl.rd_view(self.src, rg='cinder-rg'))
+        self.linstor.on('PUT', '%s/%s' % (RDS, self.view), ctl.ok())
 
     def ours(self):
         rd = ctl.rd_view(self.view, rg='cinder-rg')
@@ -172,6 +173,27 @@ class SnapshotAttachTestCase(fakes.ControllerTestCase):
         self.adapter.terminate_connection_snapshot(self.snap,
                                                    {'host': 'backup-1'})
         self.assertEqual(['GET %s/%s' % (RDS, self.view)], self.sent())
+
+    def test_detach_keeps_the_view_of_a_client_made_under_its_intent(self):
+        """backup-2's attach died between creating its client and
+        marking it: the view stays until that client is detached.
+        """
+        mark = {'Aux/cinder-flash/attached-for': self.snap.id}
+        rd = self.ours()
+        rd['props']['Aux/cinder-flash/attaching/backup-2'] = self.snap.id
+        self.linstor.on('GET', '%s/%s' % (RDS, self.view), rd)
+        restored = ctl.resource_view(self.view, 'stlt1')
+        client = ctl.resource_view(self.view, 'backup-1', props=mark,
+                                   flags=['DRBD_DISKLESS'])
+        unmarked = ctl.resource_view(self.view, 'backup-2',
+                                     flags=['DRBD_DISKLESS'])
+        self.linstor.on('GET', '/v1/view/resources',
+                        [restored, client, unmarked], [restored, unmarked])
+        self.linstor.on('DELETE', RDS + '/.*', ctl.ok(op='delete'))
+        self.adapter.terminate_connection_snapshot(self.snap,
+                                                   {'host': 'backup-1'})
+        self.assertEqual(['DELETE %s/%s/resources/backup-1' % (
+            RDS, self.view)], self.sent('DELETE'))
 
 
 class DriverTestCase(fakes.LinstorTestCase):
