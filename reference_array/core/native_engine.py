@@ -18,8 +18,9 @@ Staging (the write-back cache), reads through the cache of decompressed
 chunks, allocation status and storing batches of chunks (BLAKE3 digests,
 zstd compression, segment records and rows) run in C, on the engine's
 own SQLite connection, inside the engine's transactions and under its
-lock. Everything else is the engine's: layers, accounting, compaction
-and every durable decision. The files and rows are the same as the
+lock; a batch's digests and compression are made before, without the
+lock (``native/prepare.c``). Everything else is the engine's: layers,
+accounting, compaction and every durable decision. The files and rows are the same as the
 pure-Python engine's, so either opens what the other wrote.
 
 Each iSCSI connection may also run its READ, WRITE and GET LBA STATUS
@@ -190,6 +191,9 @@ class NativeEngine(engine_mod.Engine):
             if start:
                 # Let waiting I/O take the lock (it is not fair).
                 time.sleep(engine_mod.PAUSE)
+            # Digests and compression without the lock (it takes it
+            # only to copy the chunks and to hand the results over).
+            self._native.prepare(self.lock, self._batch)
             with self.lock:
                 # Those stored meanwhile are passed over.
                 self._settle(keys[start:start + self._batch])
@@ -269,7 +273,7 @@ class NativeEngine(engine_mod.Engine):
             fd, self._native, self.lock, self, timeout,
             negotiated.max_send_segment, negotiated.max_burst,
             negotiated.first_burst, negotiated.immediate_data,
-            max(1, self._dirty_limit // self.chunk))
+            max(1, self._dirty_limit // self.chunk), self._batch)
 
     @engine_mod._settled
     def allocated_run(self, layer, offset, limit):
