@@ -181,6 +181,9 @@ class NativeEngine(engine_mod.Engine):
     def settle(self, older_than=0.0):
         if older_than and not self._staged_bytes():
             self.merge_patches(seconds=engine_mod.MERGE_SECONDS)
+        # Segments are compacted here, a step at a time, never in a
+        # write's batch.
+        self.compact_some()
         with self.lock:
             now = time.monotonic()
             if not self._native.staged or \
@@ -209,7 +212,6 @@ class NativeEngine(engine_mod.Engine):
         """
         if not self._native.staged:
             return
-        theirs = self.store.in_transaction()
         try:
             with self._own_transaction():
                 freed = self._store_batch(keys)
@@ -225,16 +227,10 @@ class NativeEngine(engine_mod.Engine):
         self._native.drop_staged(keys)
         for seg, size in freed:
             self.segments.freed(seg, size)
-        if not theirs:
-            try:
-                self._compact(self.segments.sparse())
-            except Exception as e:
-                # Compaction only gives space back; it tries again with
-                # the next batch.
-                if not engine_mod._is_full(e):
-                    raise
-                self._space_left = None
-                self._revoke_room()
+
+    def _compaction_full(self):
+        super()._compaction_full()
+        self._revoke_room()
 
     @contextlib.contextmanager
     def _unstaged(self, layer, first, stop):
