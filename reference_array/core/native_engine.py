@@ -20,8 +20,9 @@ zstd compression, segment records and rows) run in C, on the engine's
 own SQLite connection, inside the engine's transactions and under its
 lock; a batch's digests and compression are made before, without the
 lock (``native/prepare.c``). Everything else is the engine's: layers,
-accounting, compaction and every durable decision. The files and rows are the same as the
-pure-Python engine's, so either opens what the other wrote.
+accounting, compaction and every durable decision. The files and rows
+are the same as the pure-Python engine's, so either opens what the other
+wrote.
 
 Each iSCSI connection may also run its READ, WRITE and GET LBA STATUS
 in C without the GIL (``data_path``); it sees the objects' changes
