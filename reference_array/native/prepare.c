@@ -69,7 +69,9 @@ static size_t take(Store *s, Prepared **out, size_t limit)
 }
 
 /* Without the lock: each copy's digest and record (``rec`` stays NULL
- * when that fails: the batch then does it itself). */
+ * when that fails: the batch then does it itself). A copy whose digest
+ * an earlier one has is not compressed: the batch finds it by digest
+ * (in a deduplicating layer; elsewhere it compresses it itself). */
 static void make(Prepared **p, size_t n, ZSTD_CCtx *cctx, int level,
                  size_t chunk)
 {
@@ -78,6 +80,13 @@ static void make(Prepared **p, size_t n, ZSTD_CCtx *cctx, int level,
     for (size_t i = 0; i < n; i++) {
         Packer k = {cctx, level, chunk, &p[i]->calls};
         native_blake3(p[i]->data, chunk, p[i]->digest);
+        for (size_t j = 0; j < i && !p[i]->twin; j++)
+            p[i]->twin = !memcmp(p[j]->digest, p[i]->digest, 32);
+        if (p[i]->twin) {
+            free(p[i]->data);
+            p[i]->data = NULL;
+            continue;
+        }
         if (!(p[i]->rec = malloc(bound)))
             continue;
         size_t got = store_pack_chunk(&k, p[i]->rec, bound, p[i]->data,
@@ -102,7 +111,7 @@ static void attach(Store *s, Prepared **p, size_t n)
         int same = e && e->gen == p[i]->gen;
         if (same)
             e->taken = 0;
-        if (same && p[i]->rec && !e->prep) {
+        if (same && (p[i]->rec || p[i]->twin) && !e->prep) {
             e->prep = p[i];
             s->work[W_PREPARED]++;
             s->work[W_PREPARED_CALLS] += p[i]->calls;

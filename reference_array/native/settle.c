@@ -434,7 +434,7 @@ static int put_blocks(Store *s, LayerInfo *li, Staged **e, size_t m,
             continue;
         rec[i] = (int64_t)used;
         Prepared *prep = e[i]->prep;
-        if (prep) {
+        if (prep && prep->rec) {
             /* Compressed without the lock (prepare.c), the same bytes. */
             memcpy(s->pack + used + RECORD_HEADER, prep->rec, prep->len);
             packed_len[i] = prep->len;

@@ -37,6 +37,7 @@ typedef struct Prepared {
     uint8_t *rec;
     size_t len;
     long long calls;            /* zstd calls it took */
+    int twin;                   /* an earlier one has its digest */
 } Prepared;
 
 void prepared_free(Prepared *p);

@@ -112,3 +112,16 @@ class PrepareShapeTestCase(engine_fixture.EngineTestCase):
             'SELECT refs FROM chunks').fetchall()
         self.assertEqual([(2,)], rows)
         self.assertEqual(data, self.engine.read(two, 0, chunk))
+
+    def test_a_repeated_chunk_is_compressed_once_before_the_batch(self):
+        # Its twin's digest finds it in the batch: no record is made.
+        chunk = self.engine.chunk
+        vol = self.engine.new_layer()
+        twice = os.urandom(chunk) * 2
+        self.engine.write(vol, 0, twice)
+        before = self.work()
+        self.engine.settle()
+        # Two 512-byte samples of one incompressible chunk, not four.
+        self.assertEqual(2, self.delta(before, 'compress_calls_unlocked'))
+        self.assertEqual(0, self.delta(before, 'compress_calls'))
+        self.assertEqual(twice, self.engine.read(vol, 0, 2 * chunk))
