@@ -23,6 +23,7 @@ NATIVE = setuptools.Extension(
     'reference_array.native._native',
     sources=['reference_array/native/%s.c' % name for name in
              ('module', 'store_type', 'store_methods', 'store', 'settle',
+              'prepare',
               'store_patches', 'runs', 'tables', 'blake3', 'lock', 'path',
               'path_read', 'path_write', 'pdu')],
     depends=['reference_array/native/%s.h' % name for name in

@@ -95,6 +95,9 @@ class ChunkStore(object):
         # chunks in one statement (the engine sets where they start once
         # its tables are there).
         self.last_chunk = 0
+        # The segment being compacted a step at a time: [seg, its
+        # records, its bytes, records done], or None.
+        self._compacting = None
 
     # -- codecs (one per thread: zstd contexts are not thread-safe) ------
     def codec(self):
@@ -211,21 +214,72 @@ class ChunkStore(object):
             # Nothing in it is referenced: no need to read it.
             self.segments.retire(seg)
             return
-        records, data = self.segments.records(seg)
+        records, data, _end = self.segments.records(seg)
+        self._move(seg, records, data, 0, transaction)
+        self._done(seg)
+
+    def compact_step(self, transaction, limit):
+        """One bounded step of compaction: the records in at most
+        ``limit`` bytes of the segment being compacted (a sparse one is
+        picked when none is) read, and the live ones moved in
+        ``transaction()``, so that no write waits behind a whole
+        segment. A segment is retired once every record has been looked
+        at; until then it keeps every byte, so a crash between steps
+        loses nothing (a row points at one copy or the other, and the
+        next start counts what is live). False when nothing is left to
+        compact.
+        """
+        state = self._compacting
+        if state is not None and (state[0] in self.segments.retired or
+                                  state[0] not in self.segments.sizes):
+            # Compacted whole or retired meanwhile (``_reclaim``).
+            state = self._compacting = None
+        if state is None:
+            seg = self.segments.sparse()
+            if seg is None:
+                return False
+            if not self.segments.live[seg]:
+                self.segments.retire(seg)
+                return True
+            state = self._compacting = [seg, 0]
+        seg, start = state
+        records, data, end = self.segments.records(seg, start, limit)
+        self._move(seg, records, data, start, transaction)
+        # Only once they moved: a step that fails is tried again.
+        state[1] = end
+        if not records:
+            # The end of the segment (or a torn record there).
+            self._compacting = None
+            self._done(seg)
+        return True
+
+    def _move(self, seg, records, data, base, transaction):
+        """Copy the records of ``seg`` (read from byte ``base`` into
+        ``data``) that rows still point at to the current segment and
+        point the rows there, in ``transaction()``.
+        """
+        if not records:
+            return
         where = {}
         for chunk, s, off in select_in(
                 self.db, 'SELECT id, seg, off FROM chunks WHERE id IN (%s)',
                 [chunk for chunk, _o, _s in records]):
             where[chunk] = (s, off)
-        live = [(chunk, data[off:off + size]) for chunk, off, size in records
+        live = [(chunk, data[off - base:off - base + size])
+                for chunk, off, size in records
                 if where.get(chunk) == (seg, off)]
         with transaction():
+            self._work['compaction_steps'] += 1
             if live:
                 moved = self.segments.append(live)
                 self.db.executemany(
                     'UPDATE chunks SET seg = ?, off = ? WHERE id = ?',
                     [(s, off, chunk) for (s, off), (chunk, _d) in
                      zip(moved, live)])
+        for _chunk, packed in live:
+            self.segments.freed(seg, len(packed))
+
+    def _done(self, seg):
         self._work['segments_compacted'] += 1
         self.segments.retire(seg)
 

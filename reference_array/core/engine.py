@@ -92,6 +92,11 @@ PAUSE = 0.005
 # main loop does so when nothing is staged (the lock is let go between).
 MERGE_BATCH = 64
 MERGE_SECONDS = 0.2
+# Bytes of a segment compacted a transaction (about 64 records of
+# 16 KiB), and for how long the main loop compacts each time it looks
+# (the lock is let go between steps).
+COMPACT_STEP = 1024 * 1024
+COMPACT_SECONDS = 0.2
 CACHE_LIMIT = 32 * 1024 * 1024
 COUNTERS = ('read_ops', 'write_ops', 'read_bytes', 'write_bytes',
             'read_seconds', 'write_seconds')
@@ -390,6 +395,9 @@ class Engine(object):
         """
         if older_than and not self._staged_bytes():
             self.merge_patches(seconds=MERGE_SECONDS)
+        # Segments are compacted here, a step at a time, never in a
+        # write's batch.
+        self.compact_some()
         with self.lock:
             now = time.monotonic()
             if not self.staging or now - self._staged_at < older_than:
@@ -453,15 +461,6 @@ class Engine(object):
             if _is_full(e):
                 raise NoSpace('storing staged writes: %s' % e) from e
             raise
-        if not theirs:
-            try:
-                self._compact(self.segments.sparse())
-            except Exception as e:
-                # Compaction only gives space back; it tries again with
-                # the next batch.
-                if not _is_full(e):
-                    raise
-                self._space_left = None
 
     @contextlib.contextmanager
     def _own_transaction(self):
@@ -477,6 +476,35 @@ class Engine(object):
     def _compact(self, seg):
         """Compact a segment (ChunkStore.compact) in its own transaction."""
         self.chunks.compact(seg, self._own_transaction)
+
+    def compact_some(self, seconds=COMPACT_SECONDS, step=COMPACT_STEP):
+        """Compact sparse segments ``step`` bytes a transaction, the
+        lock let go between steps, for up to ``seconds`` (the main loop):
+        a write's batch never compacts, so no write waits behind a whole
+        segment. How many steps.
+        """
+        steps, until = 0, time.monotonic() + seconds
+        while True:
+            with self.lock:
+                try:
+                    if not self.chunks.compact_step(self._own_transaction,
+                                                    step):
+                        return steps
+                except Exception as e:
+                    # Compaction only gives space back; it tries again
+                    # the next time.
+                    if not _is_full(e):
+                        raise
+                    self._compaction_full()
+                    return steps
+            steps += 1
+            if time.monotonic() >= until:
+                return steps
+            time.sleep(PAUSE)
+
+    def _compaction_full(self):
+        """The filesystem was full while compacting: look again."""
+        self._space_left = None
 
     def _put_blocks(self, layer, chain, blocks):
         """Store whole chunks of ``layer`` (see ChunkStore.put_blocks)."""

@@ -18,9 +18,11 @@ Staging (the write-back cache), reads through the cache of decompressed
 chunks, allocation status and storing batches of chunks (BLAKE3 digests,
 zstd compression, segment records and rows) run in C, on the engine's
 own SQLite connection, inside the engine's transactions and under its
-lock. Everything else is the engine's: layers, accounting, compaction
-and every durable decision. The files and rows are the same as the
-pure-Python engine's, so either opens what the other wrote.
+lock; a batch's digests and compression are made before, without the
+lock (``native/prepare.c``). Everything else is the engine's: layers,
+accounting, compaction and every durable decision. The files and rows
+are the same as the pure-Python engine's, so either opens what the other
+wrote.
 
 Each iSCSI connection may also run its READ, WRITE and GET LBA STATUS
 in C without the GIL (``data_path``); it sees the objects' changes
@@ -180,6 +182,9 @@ class NativeEngine(engine_mod.Engine):
     def settle(self, older_than=0.0):
         if older_than and not self._staged_bytes():
             self.merge_patches(seconds=engine_mod.MERGE_SECONDS)
+        # Segments are compacted here, a step at a time, never in a
+        # write's batch.
+        self.compact_some()
         with self.lock:
             now = time.monotonic()
             if not self._native.staged or \
@@ -190,6 +195,9 @@ class NativeEngine(engine_mod.Engine):
             if start:
                 # Let waiting I/O take the lock (it is not fair).
                 time.sleep(engine_mod.PAUSE)
+            # Digests and compression without the lock (it takes it
+            # only to copy the chunks and to hand the results over).
+            self._native.prepare(self.lock, self._batch)
             with self.lock:
                 # Those stored meanwhile are passed over.
                 self._settle(keys[start:start + self._batch])
@@ -205,7 +213,6 @@ class NativeEngine(engine_mod.Engine):
         """
         if not self._native.staged:
             return
-        theirs = self.store.in_transaction()
         try:
             with self._own_transaction():
                 freed = self._store_batch(keys)
@@ -221,16 +228,10 @@ class NativeEngine(engine_mod.Engine):
         self._native.drop_staged(keys)
         for seg, size in freed:
             self.segments.freed(seg, size)
-        if not theirs:
-            try:
-                self._compact(self.segments.sparse())
-            except Exception as e:
-                # Compaction only gives space back; it tries again with
-                # the next batch.
-                if not engine_mod._is_full(e):
-                    raise
-                self._space_left = None
-                self._revoke_room()
+
+    def _compaction_full(self):
+        super()._compaction_full()
+        self._revoke_room()
 
     @contextlib.contextmanager
     def _unstaged(self, layer, first, stop):
@@ -269,7 +270,7 @@ class NativeEngine(engine_mod.Engine):
             fd, self._native, self.lock, self, timeout,
             negotiated.max_send_segment, negotiated.max_burst,
             negotiated.first_burst, negotiated.immediate_data,
-            max(1, self._dirty_limit // self.chunk))
+            max(1, self._dirty_limit // self.chunk), self._batch)
 
     @engine_mod._settled
     def allocated_run(self, layer, offset, limit):

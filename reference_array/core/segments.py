@@ -160,20 +160,34 @@ class Segments(object):
                 seg, len(data), offset, size))
         return data
 
-    def records(self, seg):
-        """[(chunk id, offset, size)] of a segment, in file order; a torn
-        record at its end (a crash during a write) is left out.
+    def records(self, seg, start=0, length=None):
+        """([(chunk id, offset, size)], bytes read, where reading stops)
+        of a segment's records from byte ``start`` (where one begins), in
+        file order: ``length`` bytes at most (default all), the first
+        record whole in any case; a torn record at the end of the file
+        (a crash during a write) is left out. Offsets are in the file;
+        the bytes read begin at ``start``.
         """
-        data = os.pread(self._fd(seg), self.sizes[seg], 0)
+        end = self.sizes[seg]
+        want = end - start if length is None else min(
+            max(length, HEADER.size), end - start)
+        fd = self._fd(seg)
+        data = os.pread(fd, want, start)
+        if len(data) >= HEADER.size and length is not None:
+            _chunk, size = HEADER.unpack_from(data, 0)
+            if HEADER.size + size > len(data):
+                # A record longer than the window: read it whole.
+                data = os.pread(fd, min(HEADER.size + size, end - start),
+                                start)
         out, pos = [], 0
         while pos + HEADER.size <= len(data):
             chunk, size = HEADER.unpack_from(data, pos)
-            start = pos + HEADER.size
-            if start + size > len(data):
+            at = pos + HEADER.size
+            if at + size > len(data):
                 break
-            out.append((chunk, start, size))
-            pos = start + size
-        return out, data
+            out.append((chunk, start + at, size))
+            pos = at + size
+        return out, data, start + pos
 
     # -- space ---------------------------------------------------------------
     def freed(self, seg, size):

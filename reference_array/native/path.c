@@ -272,22 +272,27 @@ static int DataPath_init(DataPath *p, PyObject *args, PyObject *kw)
 {
     static char *names[] = {"fd", "store", "lock", "engine", "timeout",
                             "max_send_segment", "max_burst", "first_burst",
-                            "immediate_data", "dirty_chunks", NULL};
+                            "immediate_data", "dirty_chunks", "batch_chunks",
+                            NULL};
     int fd, immediate;
     double timeout;
     PyObject *store, *lock, *engine;
     unsigned int segment, burst, first;
-    Py_ssize_t dirty;
+    Py_ssize_t dirty, batch = 128;
     if (!PyArg_ParseTupleAndKeywords(
-            args, kw, "iO!O!OdIIIpn", names, &fd, &NativeStoreType, &store,
+            args, kw, "iO!O!OdIIIpn|n", names, &fd, &NativeStoreType, &store,
             &NativeLockType, &lock, &engine, &timeout, &segment, &burst,
-            &first, &immediate, &dirty))
+            &first, &immediate, &dirty, &batch))
         return -1;
     if (!segment || !burst || segment > (1 << 24)) {
         PyErr_SetString(PyExc_ValueError, "segment and burst lengths");
         return -1;
     }
     if (!p->data && !(p->data = malloc(MAX_TRANSFER + BHS))) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (!p->cctx && !(p->cctx = ZSTD_createCCtx())) {
         PyErr_NoMemory();
         return -1;
     }
@@ -304,6 +309,7 @@ static int DataPath_init(DataPath *p, PyObject *args, PyObject *kw)
     p->first_burst = first;
     p->immediate_data = immediate;
     p->dirty_chunks = dirty > 0 ? (size_t)dirty : 1;
+    p->batch_chunks = batch > 0 ? (size_t)batch : 1;
     p->epoch = -1;
     return 0;
 }
@@ -315,6 +321,7 @@ static void DataPath_dealloc(DataPath *p)
     free(p->out.buf);
     free(p->pending.buf);
     free(p->data);
+    ZSTD_freeCCtx(p->cctx);
     Py_XDECREF(p->store);
     Py_XDECREF(p->lock);
     Py_XDECREF(p->engine);

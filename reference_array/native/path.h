@@ -84,6 +84,8 @@ typedef struct {
     uint32_t max_send_segment, max_burst, first_burst;
     int immediate_data;
     size_t dirty_chunks;        /* staged chunks that call for a batch */
+    size_t batch_chunks;        /* chunks the engine stores a batch */
+    ZSTD_CCtx *cctx;            /* compresses them before (prepare.c) */
     uint32_t stat_sn, exp_cmd_sn;
     PathLun *luns;
     size_t nluns;

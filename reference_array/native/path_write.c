@@ -175,6 +175,12 @@ int do_write(DataPath *p, PyThreadState **ts, const uint8_t *bhs,
         if (path_flush(p) < 0)
             return FAILED;
         int64_t t = now_ns();
+        /* Their digests and compression without the lock, so that other
+         * connections stage and store meanwhile. */
+        if (store_prepare(p->store, p->lock, p->cctx, p->batch_chunks) < 0) {
+            errno = ENOMEM;
+            return FAILED;
+        }
         PyEval_RestoreThread(*ts);
         PyObject *res = PyObject_CallMethod(p->engine, "_settle_some", NULL);
         *ts = PyEval_SaveThread();

@@ -160,11 +160,11 @@ typedef struct {
  * compressing data that does not shrink costs a write the most CPU). */
 #define PACK_SAMPLE 512
 
-static size_t compress(Store *s, uint8_t *dst, size_t bound,
+static size_t compress(const Packer *k, uint8_t *dst, size_t bound,
                        const uint8_t *src, size_t n)
 {
-    s->work[W_COMPRESS_CALLS]++;
-    return ZSTD_compressCCtx(s->cctx, dst, bound, src, n, s->level);
+    (*k->calls)++;
+    return ZSTD_compressCCtx(k->cctx, dst, bound, src, n, k->level);
 }
 
 /* The record of a whole chunk into ``dst`` (``bound`` bytes): its
@@ -174,17 +174,17 @@ static size_t compress(Store *s, uint8_t *dst, size_t bound,
  * set-up again (zstd sizes its context for 512 bytes, then for the
  * chunk), and a chunk that does not shrink is stored as it is anyway,
  * so what is stored is the same either way. */
-static size_t pack_chunk(Store *s, uint8_t *dst, size_t bound,
-                         const uint8_t *src, int *shrank)
+size_t store_pack_chunk(const Packer *k, uint8_t *dst, size_t bound,
+                        const uint8_t *src, int *shrank)
 {
-    size_t n = (size_t)s->chunk, got;
+    size_t n = k->chunk, got;
     if (store_is_frame(src, n))
-        return compress(s, dst, bound, src, n);
+        return compress(k, dst, bound, src, n);
     if (n >= 2 * PACK_SAMPLE && !*shrank) {
         size_t at[2] = {0, n / 2};
         int shrinks = 0;
-        for (int k = 0; k < 2 && !shrinks; k++) {
-            got = compress(s, dst, bound, src + at[k], PACK_SAMPLE);
+        for (int j = 0; j < 2 && !shrinks; j++) {
+            got = compress(k, dst, bound, src + at[j], PACK_SAMPLE);
             shrinks = ZSTD_isError(got) || got < PACK_SAMPLE;
         }
         if (!shrinks) {
@@ -192,7 +192,7 @@ static size_t pack_chunk(Store *s, uint8_t *dst, size_t bound,
             return n;
         }
     }
-    got = compress(s, dst, bound, src, n);
+    got = compress(k, dst, bound, src, n);
     *shrank = ZSTD_isError(got) || got < n;
     if (!*shrank) {
         memcpy(dst, src, n);
@@ -380,9 +380,14 @@ static int put_blocks(Store *s, LayerInfo *li, Staged **e, size_t m,
     }
     if (li->dedup) {
         Py_BEGIN_ALLOW_THREADS
-        for (size_t i = 0; i < m; i++)
-            if (e[i]->kind == STAGED_WHOLE)
+        for (size_t i = 0; i < m; i++) {
+            if (e[i]->kind != STAGED_WHOLE)
+                continue;
+            if (e[i]->prep)
+                memcpy(digest[i], e[i]->prep->digest, 32);
+            else
                 native_blake3(e[i]->data, s->chunk, digest[i]);
+        }
         Py_END_ALLOW_THREADS
     }
     /* Which chunk each entry points at: a known one or a new one. */
@@ -421,13 +426,25 @@ static int put_blocks(Store *s, LayerInfo *li, Staged **e, size_t m,
     if (pack_room(s, fresh, bound) < 0)
         goto out;
     int failed = 0, shrank = 0;
+    Packer packer = {s->cctx, s->level, s->chunk,
+                     &s->work[W_COMPRESS_CALLS]};
     Py_BEGIN_ALLOW_THREADS
     for (size_t i = 0; i < m && !failed; i++) {
         if (rec[i] < 0)
             continue;
         rec[i] = (int64_t)used;
-        packed_len[i] = pack_chunk(s, s->pack + used + RECORD_HEADER,
-                                   bound, e[i]->data, &shrank);
+        Prepared *prep = e[i]->prep;
+        if (prep && prep->rec) {
+            /* Compressed without the lock (prepare.c), the same bytes. */
+            memcpy(s->pack + used + RECORD_HEADER, prep->rec, prep->len);
+            packed_len[i] = prep->len;
+            shrank = prep->len < s->chunk;
+            s->work[W_PREPARED_USED]++;
+        } else {
+            packed_len[i] = store_pack_chunk(
+                &packer, s->pack + used + RECORD_HEADER, bound,
+                e[i]->data, &shrank);
+        }
         failed = ZSTD_isError(packed_len[i]);
         if (!failed) {
             put_header(s->pack + used, chunk[i], packed_len[i]);

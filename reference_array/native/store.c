@@ -79,7 +79,8 @@ static const char *SQL[N_STMTS] = {
 const char *WORK_NAMES[N_WORK] = {
     "map_probes", "chunks_fetched", "bytes_decompressed",
     "patches_resolved", "patches_logged", "patch_log_reads",
-    "compress_calls",
+    "compress_calls", "chunks_prepared", "compress_calls_unlocked",
+    "prepared_stored", "prepared_lost",
 };
 
 static void whole_or_zero(Store *s, Staged *e);
@@ -489,6 +490,11 @@ int store_stage(Store *s, int64_t layer, int64_t offset, const uint8_t *buf,
                 goto nomem;
             e->kind = STAGED_PATCH;
         }
+        /* What was prepared from its earlier content is of no use. */
+        e->gen = ++s->gen;
+        e->taken = 0;
+        prepared_free(e->prep);
+        e->prep = NULL;
         if (take == chunk) {
             free(e->mask);
             e->mask = NULL;

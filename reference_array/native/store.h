@@ -53,7 +53,8 @@ enum {
 /* Work done, by kind: what the engine's shape tests count. */
 enum {
     W_MAP_PROBES, W_FETCHED, W_DECOMPRESSED, W_PATCHES, W_LOGGED,
-    W_LOG_READS, W_COMPRESS_CALLS, N_WORK
+    W_LOG_READS, W_COMPRESS_CALLS, W_PREPARED, W_PREPARED_CALLS,
+    W_PREPARED_USED, W_PREPARED_LOST, N_WORK
 };
 
 /* The patch log (store_patches.c): a write of whole 4 KiB slots into a
@@ -90,6 +91,7 @@ typedef struct {
     StagedTable staged;
     ChunkCache cache;
     int64_t last_chunk;
+    uint64_t gen;               /* the last staged entry's ``gen`` */
     /* Bytes a connection's data path may still stage: the engine grants
      * them out of the room it saw above its reserve; at 0 a write goes to
      * the engine, which looks at the filesystem (and refuses a write
@@ -155,12 +157,30 @@ void store_count(Store *s, int write, int64_t volume, int64_t bytes,
                  int64_t ns);
 
 /* settle.c */
+/* What compresses a chunk: a zstd context, its level, the chunk size
+ * and where its calls are counted. */
+typedef struct {
+    ZSTD_CCtx *cctx;
+    int level;
+    size_t chunk;
+    long long *calls;
+} Packer;
+/* The record of a whole chunk into ``dst`` (``bound`` bytes): its
+ * length, or a zstd error code (``*shrank``: see settle.c). */
+size_t store_pack_chunk(const Packer *k, uint8_t *dst, size_t bound,
+                        const uint8_t *src, int *shrank);
 /* ``append(records)`` (patch log records) and ``append_packed(blob)``
  * (whole chunks' records, laid out) of the engine's segments. */
 PyObject *store_settle(Store *s, Staged **batch, size_t n, PyObject *info,
                        PyObject *append, PyObject *append_packed);
 PyObject *store_unref(Store *s, int64_t *chunks, size_t n,
                       int64_t *logical);
+
+/* prepare.c: digest and compress up to ``limit`` of the oldest staged
+ * chunks without the engine's lock (neither it nor the GIL held by the
+ * caller); chunks prepared, or -1 out of memory. */
+long store_prepare(Store *s, NativeLock *lock, ZSTD_CCtx *cctx,
+                   size_t limit);
 
 /* store_type.c, store_methods.c: the Python Store type */
 /* Close the store's statements and files and free what it holds. */

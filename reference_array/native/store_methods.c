@@ -243,6 +243,26 @@ static PyObject *Store_settle(Store *s, PyObject *args)
     return freed;
 }
 
+static PyObject *Store_prepare(Store *s, PyObject *args)
+{
+    PyObject *lock;
+    Py_ssize_t limit;
+    long n;
+    if (!PyArg_ParseTuple(args, "O!n", &NativeLockType, &lock, &limit))
+        return NULL;
+    ZSTD_CCtx *cctx = ZSTD_createCCtx();
+    if (!cctx)
+        return PyErr_NoMemory();
+    Py_BEGIN_ALLOW_THREADS
+    n = store_prepare(s, (NativeLock *)lock, cctx,
+                      limit > 0 ? (size_t)limit : 0);
+    Py_END_ALLOW_THREADS
+    ZSTD_freeCCtx(cctx);
+    if (n < 0)
+        return PyErr_NoMemory();
+    return PyLong_FromLong(n);
+}
+
 static PyObject *Store_drop_staged(Store *s, PyObject *keys)
 {
     ENTER(s);
@@ -413,6 +433,11 @@ PyMethodDef NativeStoreMethods[] = {
      "Store staged chunks in the open transaction; info(layer) gives\n"
      "(chain, dedup); segments.append(records) the (seg, off) of each\n"
      "record, segments.append_packed(blob) the (seg, off) of the blob."},
+    {"prepare", (PyCFunction)Store_prepare, METH_VARARGS,
+     "prepare(lock, limit) -> chunks prepared: digest and compress the\n"
+     "whole chunks among the oldest ``limit`` staged, taking ``lock``\n"
+     "(not held by the caller) only to copy them and to hand the\n"
+     "results over (the next batch stores them as they are)."},
     {"drop_staged", (PyCFunction)Store_drop_staged, METH_O,
      "drop_staged(keys or None): forget staged chunks (once stored)."},
     {"unref", (PyCFunction)Store_unref, METH_O,

@@ -95,6 +95,7 @@ void staged_remove(StagedTable *t, Staged *e)
     t->count--;
     free(e->data);
     free(e->mask);
+    prepared_free(e->prep);
     free(e);
 }
 

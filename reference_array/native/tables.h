@@ -26,6 +26,22 @@
 
 enum { STAGED_WHOLE, STAGED_ZERO, STAGED_PATCH };
 
+/* A whole staged chunk digested and compressed without the engine's
+ * lock (prepare.c): its BLAKE3 digest and its record as a segment holds
+ * it after the header (``len`` bytes of ``rec``). */
+typedef struct Prepared {
+    int64_t layer, idx;
+    uint64_t gen;
+    uint8_t digest[32];
+    uint8_t *data;              /* the copy it is made from */
+    uint8_t *rec;
+    size_t len;
+    long long calls;            /* zstd calls it took */
+    int twin;                   /* an earlier one has its digest */
+} Prepared;
+
+void prepared_free(Prepared *p);
+
 /* One staged chunk: whole data, zeros, or bytes written into part of a
  * chunk whose earlier content has not been looked up yet (a patch: the
  * bytes and a bit per byte written). */
@@ -40,6 +56,11 @@ typedef struct Staged {
     int64_t old;
     int64_t patches;            /* patch log records of ``old`` */
     int logged;                 /* stored in the patch log this batch */
+    /* Bumped whenever the entry's content changes: a chunk prepared
+     * from an earlier content is not used (prepare.c). */
+    uint64_t gen;
+    int taken;                  /* a connection is preparing it */
+    struct Prepared *prep;      /* its digest and record, made unlocked */
     struct Staged *hnext;
     struct Staged *prev, *next;
 } Staged;

@@ -34,6 +34,7 @@ from reference_array import native
 from reference_array.target.iscsi import params
 from reference_array.target.iscsi import pdu as pdus
 from reference_array.tests import engine_fixture
+from reference_array.tests import test_ingest_shape
 
 Op = pdus.Opcode
 BLOCK = 4096
@@ -93,15 +94,16 @@ class ConnectionFlowTestCase(testtools.TestCase):
         self.addCleanup(thread.join, 30)
         return thread, result
 
-    def write(self, lba):
-        pdu = pdus.PDU(data=os.urandom(BLOCK))
+    def write(self, lba, data=None):
+        data = os.urandom(BLOCK) if data is None else data
+        pdu = pdus.PDU(data=data)
         pdu.opcode = Op.SCSI_COMMAND
         pdu.flags = pdus.FINAL | pdus.WRITE
         pdu.lun = bytes(8)
-        pdu.itt, pdu.expected_length, pdu.cmd_sn = self.itt, BLOCK, \
+        pdu.itt, pdu.expected_length, pdu.cmd_sn = self.itt, len(data), \
             self.cmd_sn
-        pdu.cdb = write10(lba, BLOCK // 512)
-        pdu.data_length = BLOCK
+        pdu.cdb = write10(lba, len(data) // 512)
+        pdu.data_length = len(data)
         self.itt += 1
         self.cmd_sn += 1
         return pdu.to_bytes()
@@ -171,3 +173,33 @@ class ConnectionFlowTestCase(testtools.TestCase):
         self.assertEqual(CACHE_CHUNKS - 1 + WINDOW, stats['writes'])
         self.assertEqual(0, stats['collected'])
         self.assertEqual(stats['writes'], stats['locks'])
+
+    def test_the_batch_a_connection_stores_was_compressed_unlocked(self):
+        # Whole chunks fill the cache: the connection digests and
+        # compresses the batch without the engine's lock, and the batch
+        # stored under it compresses nothing (before: every chunk).
+        chunk = self.engine.chunk
+        path = self.path()
+        thread, result = self.serve(path)
+        before = dict(self.engine.work)
+        written = []
+        for first in range(0, 2 * CACHE_CHUNKS, WINDOW):
+            window = [test_ingest_shape.mixed(chunk, 1)
+                      for _ in range(WINDOW)]
+            written += window
+            self.initiator.sendall(b''.join(
+                self.write((first + n) * chunk // 512, data)
+                for n, data in enumerate(window)))
+            self.answers(WINDOW)
+        self.stop(thread, result)
+        stats = path.stats()
+        self.assertGreaterEqual(stats['settles'], 1)
+        self.assertEqual(0, stats['collected'])
+        work = self.engine.work
+        self.assertEqual(0, work['compress_calls'] -
+                         before.get('compress_calls', 0))
+        self.assertGreater(work['prepared_stored'], 0)
+        self.engine.flush()
+        self.engine.drop_cache()
+        self.assertEqual(b''.join(written), self.engine.read(
+            self.layer, 0, len(written) * chunk))
