@@ -24,9 +24,10 @@ roll back with the object. The keys of an object are derived from it
 alone (by its kind's key function, else ``keys_of``), so a database
 written before they existed, or with other keys, gets them when it is
 opened. Collections are filtered, ordered and paged in SQL
-(``select``, see ``query``); only the page is decoded. The sum of a
-keyed integer field over a kind (``total``) is one row, kept by
-triggers on the keys once it has been asked for.
+(``select``, see ``query``); only the page is decoded. Kept totals,
+declared when the store is built (``kept``), are one row each, moved by
+triggers in the transaction of each change: the sum of a keyed integer
+field over a kind, or the number of objects of a kind (``total``).
 """
 
 import contextlib
@@ -66,7 +67,7 @@ CREATE TABLE IF NOT EXISTS key_totals (
 """
 # The triggers that keep one key_totals row: they test the key row's
 # kind and field before doing anything, so other keys cost no lookup.
-TOTAL_TRIGGERS = ("""
+SUM_TRIGGERS = ("""
 CREATE TRIGGER IF NOT EXISTS "key_total_added_%(name)s" AFTER INSERT ON
 object_keys WHEN NEW.kind = %(kind)s AND NEW.field = %(field)s BEGIN
     UPDATE key_totals SET total = total + CAST(NEW.value AS INTEGER)
@@ -79,6 +80,28 @@ object_keys WHEN OLD.kind = %(kind)s AND OLD.field = %(field)s BEGIN
     WHERE kind = OLD.kind AND field = OLD.field;
 END
 """)
+# The number of objects of a kind (its key_totals row's field is
+# COUNT). ``put`` replaces a row, which fires no delete trigger: an
+# insert counts only when no row of that id was there before it.
+COUNT = ''
+COUNT_TRIGGERS = ("""
+CREATE TRIGGER IF NOT EXISTS "key_total_added_%(name)s" BEFORE INSERT ON
+objects WHEN NEW.kind = %(kind)s AND NOT EXISTS (SELECT 1 FROM objects
+WHERE kind = NEW.kind AND id = NEW.id) BEGIN
+    UPDATE key_totals SET total = total + 1
+    WHERE kind = NEW.kind AND field = %(field)s;
+END
+""", """
+CREATE TRIGGER IF NOT EXISTS "key_total_dropped_%(name)s" AFTER DELETE ON
+objects WHEN OLD.kind = %(kind)s BEGIN
+    UPDATE key_totals SET total = total - 1
+    WHERE kind = OLD.kind AND field = %(field)s;
+END
+""")
+# What a kept total starts from when it is first declared.
+SUM_NOW = ('SELECT COALESCE(SUM(CAST(value AS INTEGER)), 0) FROM '
+           'object_keys WHERE kind = ? AND field = ?')
+COUNT_NOW = 'SELECT COUNT(*) FROM objects WHERE kind = ?'
 
 # PRAGMA user_version of a database whose object_keys are those its
 # kinds' key functions give (2: typed K2 models; 3: typed LINSTOR models).
@@ -127,10 +150,12 @@ def keys_of(body):
 
 class Store(object):
 
-    def __init__(self, path, key_functions=None):
+    def __init__(self, path, key_functions=None, kept=()):
         """``key_functions``: kind -> function(row) -> (field, value)
         pairs, for kinds whose keys their model says (default
-        ``keys_of``).
+        ``keys_of``); ``kept``: the (kind, field) totals to keep, a
+        keyed integer field's sum, or with ``COUNT`` as the field the
+        number of objects of the kind.
         """
         self._key_functions = dict(key_functions or {})
         self._db = sqlite3.connect(path, isolation_level=None,
@@ -160,6 +185,7 @@ class Store(object):
         # changed are no longer those of the database.
         self._after_rollback = []
         self._add_keys()
+        self._keep(kept)
 
     @property
     def connection(self):
@@ -392,28 +418,37 @@ class Store(object):
                 counts[encoded[value]] = count
         return counts
 
-    def total(self, kind, field):
-        """The sum of an integer keyed field over all objects of ``kind``:
-        one row, kept by triggers on the keys from the first time it is
-        asked for (in the transaction of each change of the keys).
+    def _keep(self, kept):
+        """Keep each (kind, field) total of ``kept`` from now on: its row
+        is computed once, when it is first declared, then moved by
+        triggers.
+        """
+        with self.transaction():
+            for kind, field in kept:
+                if self._db.execute(
+                        'SELECT 1 FROM key_totals WHERE kind=? AND field=?',
+                        (kind, field)).fetchone() is not None:
+                    continue
+                counted = field == COUNT
+                self._db.execute(
+                    'INSERT INTO key_totals SELECT ?, ?, (%s)' % (
+                        COUNT_NOW if counted else SUM_NOW),
+                    (kind, field, kind) + (() if counted else (field,)))
+                names = {'name': hashlib.sha256(('%s\0%s' % (
+                    kind, field)).encode()).hexdigest()[:16],
+                    'kind': _literal(kind), 'field': _literal(field)}
+                for trigger in COUNT_TRIGGERS if counted else SUM_TRIGGERS:
+                    self._db.execute(trigger % names)
+
+    def total(self, kind, field=COUNT):
+        """A kept total (see ``kept``): one row, whatever the number of
+        objects; None if it is not kept.
         """
         with self.lock:
             row = self._db.execute(
                 'SELECT total FROM key_totals WHERE kind=? AND field=?',
                 (kind, field)).fetchone()
-            if row is not None:
-                return row[0]
-            with self.transaction():
-                self._db.execute(
-                    'INSERT INTO key_totals SELECT ?, ?, COALESCE(SUM(CAST('
-                    'value AS INTEGER)), 0) FROM object_keys WHERE kind=? '
-                    'AND field=?', (kind, field, kind, field))
-                names = {'name': hashlib.sha256(('%s\0%s' % (
-                    kind, field)).encode()).hexdigest()[:16],
-                    'kind': _literal(kind), 'field': _literal(field)}
-                for trigger in TOTAL_TRIGGERS:
-                    self._db.execute(trigger % names)
-            return self.total(kind, field)
+        return None if row is None else row[0]
 
     def pluck(self, kind, field, value, path):
         """The values at ``path`` (a row's JSON path, e.g. ``$.lun``) of
@@ -427,8 +462,12 @@ class Store(object):
                 (path, kind, field, encode_key(value))).fetchall()
         return [r[0] for r in rows]
 
-    def select(self, kind, q):
-        """(total, page of objects) of a ``query.Query`` over ``kind``."""
+    def select(self, kind, q, without=()):
+        """(total, page of objects) of a ``query.Query`` over ``kind``;
+        ``without``: top-level fields left out of each (neither read nor
+        decoded).
+        """
         with self.lock:
-            total, bodies = query_mod.select(self._db, kind, q, encode_key)
+            total, bodies = query_mod.select(self._db, kind, q, encode_key,
+                                             self.total, without)
         return total, [json.loads(b) for b in bodies]

@@ -40,7 +40,7 @@ class InProcessLinstor(costs.Filled):
     """The LINSTOR dialect over a store in a temporary directory."""
 
     def _setUp(self):
-        self.open_store(models.KEY_FUNCTIONS)
+        self.open_store(models)
         nodes = records_mod.default_nodes('client-1')
         nodes.append({'name': PROBE, 'pools': {
             records_mod.DEFAULT_POOL: 'LVM_THIN',
