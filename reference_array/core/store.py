@@ -37,6 +37,7 @@ import sqlite3
 
 from reference_array import native
 
+from reference_array.core import kept as kept_mod
 from reference_array.core import query as query_mod
 
 SCHEMA = """
@@ -58,44 +59,37 @@ CREATE TABLE IF NOT EXISTS object_keys (
     PRIMARY KEY (kind, field, value, id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS object_keys_of ON object_keys (kind, id);
-CREATE TABLE IF NOT EXISTS key_totals (
-    kind TEXT NOT NULL,
-    field TEXT NOT NULL,
-    total INTEGER NOT NULL,
-    PRIMARY KEY (kind, field)
-) WITHOUT ROWID;
 """
-# The triggers that keep one key_totals row: they test the key row's
-# kind and field before doing anything, so other keys cost no lookup.
+# The triggers that keep the sum of a keyed field: they test the key
+# row's kind and field before doing anything, so other keys cost no
+# lookup.
 SUM_TRIGGERS = ("""
-CREATE TRIGGER IF NOT EXISTS "key_total_added_%(name)s" AFTER INSERT ON
-object_keys WHEN NEW.kind = %(kind)s AND NEW.field = %(field)s BEGIN
-    UPDATE key_totals SET total = total + CAST(NEW.value AS INTEGER)
-    WHERE kind = NEW.kind AND field = NEW.field;
+CREATE TRIGGER IF NOT EXISTS "%(added)s" AFTER INSERT ON object_keys
+WHEN NEW.kind = %(kind)s AND NEW.field = %(field)s BEGIN
+    UPDATE kept_totals SET total = total + CAST(NEW.value AS INTEGER)
+    WHERE name = %(name)s;
 END
 """, """
-CREATE TRIGGER IF NOT EXISTS "key_total_dropped_%(name)s" AFTER DELETE ON
-object_keys WHEN OLD.kind = %(kind)s AND OLD.field = %(field)s BEGIN
-    UPDATE key_totals SET total = total - CAST(OLD.value AS INTEGER)
-    WHERE kind = OLD.kind AND field = OLD.field;
+CREATE TRIGGER IF NOT EXISTS "%(dropped)s" AFTER DELETE ON object_keys
+WHEN OLD.kind = %(kind)s AND OLD.field = %(field)s BEGIN
+    UPDATE kept_totals SET total = total - CAST(OLD.value AS INTEGER)
+    WHERE name = %(name)s;
 END
 """)
-# The number of objects of a kind (its key_totals row's field is
-# COUNT). ``put`` replaces a row, which fires no delete trigger: an
-# insert counts only when no row of that id was there before it.
+# The number of objects of a kind (``COUNT`` as the field). ``put``
+# replaces a row, which fires no delete trigger: an insert counts only
+# when no row of that id was there before it.
 COUNT = ''
 COUNT_TRIGGERS = ("""
-CREATE TRIGGER IF NOT EXISTS "key_total_added_%(name)s" BEFORE INSERT ON
-objects WHEN NEW.kind = %(kind)s AND NOT EXISTS (SELECT 1 FROM objects
+CREATE TRIGGER IF NOT EXISTS "%(added)s" BEFORE INSERT ON objects
+WHEN NEW.kind = %(kind)s AND NOT EXISTS (SELECT 1 FROM objects
 WHERE kind = NEW.kind AND id = NEW.id) BEGIN
-    UPDATE key_totals SET total = total + 1
-    WHERE kind = NEW.kind AND field = %(field)s;
+    UPDATE kept_totals SET total = total + 1 WHERE name = %(name)s;
 END
 """, """
-CREATE TRIGGER IF NOT EXISTS "key_total_dropped_%(name)s" AFTER DELETE ON
-objects WHEN OLD.kind = %(kind)s BEGIN
-    UPDATE key_totals SET total = total - 1
-    WHERE kind = OLD.kind AND field = %(field)s;
+CREATE TRIGGER IF NOT EXISTS "%(dropped)s" AFTER DELETE ON objects
+WHEN OLD.kind = %(kind)s BEGIN
+    UPDATE kept_totals SET total = total - 1 WHERE name = %(name)s;
 END
 """)
 # What a kept total starts from when it is first declared.
@@ -103,17 +97,18 @@ SUM_NOW = ('SELECT COALESCE(SUM(CAST(value AS INTEGER)), 0) FROM '
            'object_keys WHERE kind = ? AND field = ?')
 COUNT_NOW = 'SELECT COUNT(*) FROM objects WHERE kind = ?'
 
+
+def total_name(kind, field):
+    """The ``kept_totals`` name of a store's total."""
+    return 'store ' + json.dumps([kind, field])
+
+
 # PRAGMA user_version of a database whose object_keys are those its
 # kinds' key functions give (2: typed K2 models; 3: typed LINSTOR models).
 KEYED = 3
 # Longer values (a description, a certificate) are keyed by their digest:
 # lookups stay exact and no key row grows with what a client sends.
 MAX_KEY_TEXT = 256
-
-
-def _literal(text):
-    """``text`` as an SQL string literal."""
-    return "'%s'" % text.replace("'", "''")
 
 
 def encode_key(value):
@@ -166,7 +161,7 @@ class Store(object):
         self._db.execute('PRAGMA page_size=4096')
         self._db.execute('PRAGMA journal_mode=WAL')
         self._db.execute('PRAGMA synchronous=FULL')
-        self._db.executescript(SCHEMA)
+        self._db.executescript(SCHEMA + kept_mod.SCHEMA)
         # One writer at a time; REST calls are short. Reentrant; the
         # native data path of each iSCSI connection takes it without the
         # GIL (a threading.RLock cannot be taken so).
@@ -419,36 +414,46 @@ class Store(object):
         return counts
 
     def _keep(self, kept):
-        """Keep each (kind, field) total of ``kept`` from now on: its row
-        is computed once, when it is first declared, then moved by
-        triggers.
+        """Keep each (kind, field) total of ``kept`` from now on (see
+        ``core/kept.py``).
         """
         with self.transaction():
+            self._from_key_totals()
             for kind, field in kept:
-                if self._db.execute(
-                        'SELECT 1 FROM key_totals WHERE kind=? AND field=?',
-                        (kind, field)).fetchone() is not None:
-                    continue
                 counted = field == COUNT
-                self._db.execute(
-                    'INSERT INTO key_totals SELECT ?, ?, (%s)' % (
-                        COUNT_NOW if counted else SUM_NOW),
-                    (kind, field, kind) + (() if counted else (field,)))
-                names = {'name': hashlib.sha256(('%s\0%s' % (
-                    kind, field)).encode()).hexdigest()[:16],
-                    'kind': _literal(kind), 'field': _literal(field)}
-                for trigger in COUNT_TRIGGERS if counted else SUM_TRIGGERS:
-                    self._db.execute(trigger % names)
+                name = total_name(kind, field)
+                names = {'name': kept_mod.literal(name),
+                         'added': kept_mod.trigger_name(name, 'added'),
+                         'dropped': kept_mod.trigger_name(name, 'dropped'),
+                         'kind': kept_mod.literal(kind),
+                         'field': kept_mod.literal(field)}
+                kept_mod.keep(
+                    self._db, name, COUNT_NOW if counted else SUM_NOW,
+                    (kind,) if counted else (kind, field),
+                    [t % names for t in (
+                        COUNT_TRIGGERS if counted else SUM_TRIGGERS)])
+
+    def _from_key_totals(self):
+        """Sums kept in a table of their own (before ``kept_totals``)."""
+        if self._db.execute("SELECT 1 FROM sqlite_master WHERE name = "
+                            "'key_totals'").fetchone() is None:
+            return
+        for kind, field, total in self._db.execute(
+                'SELECT kind, field, total FROM key_totals').fetchall():
+            self._db.execute('INSERT OR IGNORE INTO kept_totals VALUES '
+                             '(?, ?)', (total_name(kind, field), total))
+        for (trigger,) in self._db.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'trigger' AND "
+                "name LIKE 'key_total_%'").fetchall():
+            self._db.execute('DROP TRIGGER "%s"' % trigger)
+        self._db.execute('DROP TABLE key_totals')
 
     def total(self, kind, field=COUNT):
         """A kept total (see ``kept``): one row, whatever the number of
         objects; None if it is not kept.
         """
         with self.lock:
-            row = self._db.execute(
-                'SELECT total FROM key_totals WHERE kind=? AND field=?',
-                (kind, field)).fetchone()
-        return None if row is None else row[0]
+            return kept_mod.read(self._db, total_name(kind, field))
 
     def pluck(self, kind, field, value, path):
         """The values at ``path`` (a row's JSON path, e.g. ``$.lun``) of

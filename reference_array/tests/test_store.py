@@ -196,4 +196,27 @@ class KeptTotalsTestCase(testtools.TestCase):
         self.assertIsNone(store.total('vols', 'size'))
         self.assertEqual([], store.connection.execute(
             "SELECT name FROM sqlite_master WHERE type = 'trigger' AND "
-            "name LIKE 'key_total%'").fetchall())
+            "name LIKE 'kept_%'").fetchall())
+
+    def test_sums_kept_in_their_own_table_move_to_the_kept_totals(self):
+        # A database from when the store kept its sums in key_totals,
+        # with the triggers that moved them.
+        store = self._store(kept=())
+        store.put('vols', 1, {'id': 1, 'size': 5})
+        db = store.connection
+        with store.transaction():
+            db.execute('CREATE TABLE key_totals (kind TEXT NOT NULL, field '
+                       'TEXT NOT NULL, total INTEGER NOT NULL, PRIMARY KEY '
+                       '(kind, field)) WITHOUT ROWID')
+            db.execute("INSERT INTO key_totals VALUES ('vols', 'size', 5)")
+            db.execute('CREATE TRIGGER "key_total_added_x" AFTER INSERT ON '
+                       'object_keys BEGIN UPDATE key_totals SET total = '
+                       'total + 1; END')
+        store.close()
+        store = self._store()
+        self.assertEqual((1, 5), self._kept(store))
+        store.put('vols', 2, {'id': 2, 'size': 4})
+        self.assertEqual((2, 9), self._kept(store))
+        self.assertEqual([], store.connection.execute(
+            "SELECT name FROM sqlite_master WHERE name LIKE 'key_total%'"
+        ).fetchall())
