@@ -98,8 +98,10 @@ class Definitions(object):
             found = self.records.named(rec.RDS, names)[offset:][:limit]
         else:
             # A definition's view shows none of its replicas, snapshots
-            # or clones: most of its row, decoded for nothing.
-            found = self.records.page(rec.RDS, offset, limit, VIEW_WITHOUT)
+            # or clones, and its volumes only when asked: most of its
+            # row, decoded for nothing.
+            found = self.records.page(rec.RDS, offset, limit, VIEW_WITHOUT + (
+                () if with_vds else ('vds',)))
         return [self.rd_view(self.records.typed(rec.RDS, rd), with_vds)
                 for rd in found]
 

@@ -156,6 +156,22 @@ class LinstorScaleTestCase(testtools.TestCase):
         self.assertLess(large.steps - small.steps,
                         (LARGE - SMALL * 20) // 2 * OFFSET_STEPS, detail)
 
+    def test_a_page_shows_what_a_definition_shows(self):
+        # The page reads only the fields its view shows: the same view as
+        # the definition's own, with its volumes when asked for.
+        self.ls.fill(SMALL)
+        for with_vds in ('false', 'true'):
+            page = self.ls.call('GET', '/v1/resource-definitions', [
+                ('limit', '3'), ('offset', '4'),
+                ('with_volume_definitions', with_vds)])
+            named = self.ls.call('GET', '/v1/resource-definitions', [
+                ('resource_definitions', ','.join(d['name'] for d in page)),
+                ('with_volume_definitions', with_vds)])
+            self.assertEqual(3, len(page))
+            self.assertEqual(named, page)
+            self.assertEqual(with_vds == 'true', all(
+                len(d.get('volume_definitions', ())) == 1 for d in page))
+
     def test_autoplace_does_the_same_work_at_any_size(self):
         found = []
         for size in (SMALL, LARGE):
