@@ -125,7 +125,8 @@ class Array(object):
         private.precreate(db_path)
         self.store = store_mod.Store(
             db_path, key_functions=dict(k2_models.KEY_FUNCTIONS,
-                                        **linstor_models.KEY_FUNCTIONS))
+                                        **linstor_models.KEY_FUNCTIONS),
+            kept=k2_models.KEPT + linstor_models.KEPT)
         self.engine = native_engine.create(self.store)
         self.faults = faults_mod.Injector(seed=args.fault_seed)
         if args.faults:

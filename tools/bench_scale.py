@@ -229,11 +229,12 @@ class LinstorPopulation(object):
         # Definitions on the array; the fill's names count apart (the
         # probes of each measurement are named apart).
         self.count = self.filled = 0
-        self.peer = self._python_linstor()
 
     def _python_linstor(self):
         """python-linstor, as Cinder's in-tree driver connects (None
-        when it is not installed).
+        when it is not installed). A connection per measurement, as the
+        driver opens one per operation: one kept through a fill longer
+        than the array's idle timeout (30 s) is closed by the array.
         """
         try:
             import linstor
@@ -265,10 +266,14 @@ class LinstorPopulation(object):
             if self.filled:
                 self.rest.volume_definitions(name)
         out['lookup_ms'], out['lookup_samples'] = _median_ms(lookup)
-        if self.peer is not None:
-            out['peer_lookup_ms'], out['peer_lookup_samples'] = _median_ms(
-                lambda: self.peer.resource_dfn_list(
-                    filter_by_resource_definitions=[name]))
+        peer = self._python_linstor()
+        if peer is not None:
+            try:
+                out['peer_lookup_ms'], out['peer_lookup_samples'] = \
+                    _median_ms(lambda: peer.resource_dfn_list(
+                        filter_by_resource_definitions=[name]))
+            finally:
+                peer.disconnect()
         made = []
 
         def create():

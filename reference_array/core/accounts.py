@@ -16,9 +16,11 @@
 storage pool), so that what a pool holds is one row to read whatever
 the number of layers in it.
 
-A layer's ``written`` (the bytes of data its own map holds, uncompressed)
-is kept by every store of chunks and every UNMAP step; triggers in the
-database move the accounts holding the layer by the same difference,
+An account's total is a kept total of the database (``core/kept.py``,
+named ``account:<name>``). A layer's ``written`` (the bytes of data its
+own map holds, uncompressed) is kept by every store of chunks and every
+UNMAP step; triggers move the accounts holding the layer by the same
+difference,
 in the same statement and so in the same transaction, whichever code
 (the Python or the native data path) changed it. A freed layer leaves
 every account with what it held. An account may hold a layer more than
@@ -32,11 +34,11 @@ when the engine opens.
 
 import contextlib
 
+from reference_array.core import kept
+
+# An account's total is the kept total (``core/kept.py``) of this name.
+PREFIX = 'account:'
 SCHEMA = """
-CREATE TABLE IF NOT EXISTS accounts (
-    name TEXT PRIMARY KEY,
-    written INTEGER NOT NULL DEFAULT 0
-);
 CREATE TABLE IF NOT EXISTS account_layers (
     layer INTEGER NOT NULL,
     account TEXT NOT NULL,
@@ -44,22 +46,24 @@ CREATE TABLE IF NOT EXISTS account_layers (
     PRIMARY KEY (layer, account)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS account_layers_of ON account_layers (account);
-CREATE TRIGGER IF NOT EXISTS account_written AFTER UPDATE OF written
+CREATE TRIGGER IF NOT EXISTS account_kept_written AFTER UPDATE OF written
 ON layers WHEN NEW.written != OLD.written BEGIN
-    UPDATE accounts SET written = written + (NEW.written - OLD.written) *
+    UPDATE kept_totals SET total = total + (NEW.written - OLD.written) *
         (SELECT times FROM account_layers WHERE layer = NEW.id AND
-         account = accounts.name)
-    WHERE name IN (SELECT account FROM account_layers WHERE layer = NEW.id);
+         account = substr(kept_totals.name, %(after)d))
+    WHERE name IN (SELECT %(prefix)s || account FROM account_layers
+                   WHERE layer = NEW.id);
 END;
-CREATE TRIGGER IF NOT EXISTS account_layer_freed AFTER DELETE ON layers
+CREATE TRIGGER IF NOT EXISTS account_kept_freed AFTER DELETE ON layers
 BEGIN
-    UPDATE accounts SET written = written - OLD.written *
+    UPDATE kept_totals SET total = total - OLD.written *
         (SELECT times FROM account_layers WHERE layer = OLD.id AND
-         account = accounts.name)
-    WHERE name IN (SELECT account FROM account_layers WHERE layer = OLD.id);
+         account = substr(kept_totals.name, %(after)d))
+    WHERE name IN (SELECT %(prefix)s || account FROM account_layers
+                   WHERE layer = OLD.id);
     DELETE FROM account_layers WHERE layer = OLD.id;
 END;
-"""
+""" % {'prefix': kept.literal(PREFIX), 'after': len(PREFIX) + 1}
 
 
 class Accounts(object):
@@ -110,9 +114,7 @@ class Accounts(object):
 
 def written(db, account):
     """Bytes the layers of ``account`` hold (0: no such account)."""
-    row = db.execute('SELECT written FROM accounts WHERE name = ?',
-                     (account,)).fetchone()
-    return row[0] if row else 0
+    return kept.read(db, PREFIX + account) or 0
 
 
 def charge(db, account, deltas):
@@ -120,8 +122,7 @@ def charge(db, account, deltas):
     layer to how many more times the account holds it. Layers that no
     longer exist are left out (what they held went when they were freed).
     """
-    db.execute('INSERT OR IGNORE INTO accounts (name) VALUES (?)',
-               (account,))
+    kept.keep(db, PREFIX + account)
     for layer, times in sorted(deltas.items()):
         if not times:
             continue
@@ -139,8 +140,7 @@ def charge(db, account, deltas):
         else:
             db.execute('DELETE FROM account_layers WHERE layer = ? AND '
                        'account = ?', (layer, account))
-        db.execute('UPDATE accounts SET written = written + ? WHERE '
-                   'name = ?', (moved * held[0], account))
+        kept.move(db, PREFIX + account, moved * held[0])
 
 
 def layers_of(db, account):
@@ -164,14 +164,20 @@ def set_layers(db, account, layers):
 
 def verify(db):
     """Put every account's total back to the sum of its layers' bytes
-    (a database whose accounts predate a change of ``written``); the
-    number of accounts that were off.
+    (a database whose accounts predate a change of ``written``, or were
+    kept in a table of their own); the number of accounts that were off.
     """
-    off = db.execute(
-        'SELECT a.name, COALESCE(SUM(l.written * al.times), 0) FROM '
-        'accounts a LEFT JOIN account_layers al ON al.account = a.name '
-        'LEFT JOIN layers l ON l.id = al.layer GROUP BY a.name HAVING '
-        'COALESCE(SUM(l.written * al.times), 0) != a.written').fetchall()
-    db.executemany('UPDATE accounts SET written = ? WHERE name = ?',
-                   [(total, name) for name, total in off])
-    return len(off)
+    if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'accounts'"
+                  ).fetchone() is not None:
+        db.execute('INSERT OR IGNORE INTO kept_totals SELECT ? || name, '
+                   'written FROM accounts', (PREFIX,))
+        db.execute('DROP TRIGGER IF EXISTS account_written')
+        db.execute('DROP TRIGGER IF EXISTS account_layer_freed')
+        db.execute('DROP TABLE accounts')
+    return kept.put_right(db, db.execute(
+        'SELECT k.name, COALESCE(SUM(l.written * al.times), 0) FROM '
+        'kept_totals k LEFT JOIN account_layers al ON al.account = '
+        'substr(k.name, ?) LEFT JOIN layers l ON l.id = al.layer WHERE '
+        'k.name >= ? AND k.name < ? GROUP BY k.name', (
+            len(PREFIX) + 1, PREFIX, PREFIX[:-1] + chr(ord(PREFIX[-1]) + 1))
+    ).fetchall())

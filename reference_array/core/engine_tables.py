@@ -19,8 +19,9 @@ Layers and their maps, chunk rows (where each chunk's compressed data
 is: a segment record, or the ``chunk_data`` table for chunks stored
 before segments existed), the patch log (``patch_log``: a database of an
 earlier version gets its empty table when opened) and the totals the
-capacity answers read, and the accounts (``accounts``): bytes written
-per named set of layers.
+capacity answers read, and the layers of each account
+(``account_layers``; what an account's layers hold is a kept total of
+the database, ``core/kept.py``).
 """
 
 from reference_array.core import accounts

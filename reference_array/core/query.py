@@ -152,14 +152,43 @@ def order(q):
     return sql, args
 
 
-def select(db, kind, q, encode=None):
-    """(total, page of JSON bodies) of ``q`` over ``kind`` in ``db``."""
+def _kept_count(db, kind, q, encode, kept):
+    """The number of objects ``q``'s conditions match, from the kind's
+    kept count, or None: no conditions (the count itself), or one
+    ``ne`` on a keyed field (the count less the keyed probe of ``eq``).
+    Anything else is counted over the kind.
+    """
+    everything = kept(kind) if kept is not None and encode else None
+    if everything is None or len(q.conditions) > 1:
+        return None
+    if not q.conditions:
+        return everything
+    cond = q.conditions[0]
+    if cond.op != 'ne' or cond.key is None or cond.value is None:
+        return None
+    sql, args = where(q._replace(conditions=(cond._replace(op='eq'),)),
+                      kind, encode)
+    return everything - db.execute('SELECT COUNT(*) FROM objects o WHERE '
+                                   + sql, args).fetchone()[0]
+
+
+def select(db, kind, q, encode=None, kept=None, without=()):
+    """(total, page of JSON bodies) of ``q`` over ``kind`` in ``db``;
+    ``kept``: kind -> its kept number of objects, or None; ``without``:
+    top-level fields left out of the bodies (parts a view does not show).
+    """
     sql, args = where(q, kind, encode)
-    total = db.execute('SELECT COUNT(*) FROM objects o WHERE ' + sql,
-                       args).fetchone()[0]
+    total = _kept_count(db, kind, q, encode, kept)
+    if total is None:
+        total = db.execute('SELECT COUNT(*) FROM objects o WHERE ' + sql,
+                           args).fetchone()[0]
     tail, more = order(q)
-    rows = db.execute('SELECT o.body FROM objects o WHERE %s %s' % (
-        sql, tail), args + more).fetchall()
+    body = 'o.body'
+    if without:
+        body = 'json_remove(o.body%s)' % (', ?' * len(without))
+    rows = db.execute('SELECT %s FROM objects o WHERE %s %s' % (
+        body, sql, tail), ['$.' + f for f in without] + args + more
+    ).fetchall()
     return total, [r[0] for r in rows]
 
 

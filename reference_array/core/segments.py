@@ -38,7 +38,16 @@ import os
 import re
 import struct
 
+from reference_array import native
+
+# A record's header: the chunk id and the packed length. The native data
+# path writes the same records; it says the size its header takes, and
+# the two must agree before either writes a segment.
 HEADER = struct.Struct('<QI')
+if native.AVAILABLE and native._native.RECORD_HEADER != HEADER.size:
+    raise ImportError('the native data path writes %d-byte segment record '
+                      'headers, not %d: rebuild it' % (
+                          native._native.RECORD_HEADER, HEADER.size))
 SEGMENT_BYTES = 16 * 1024 * 1024
 # A segment is compacted once less than this share of it is live.
 LIVE_RATIO = 0.5

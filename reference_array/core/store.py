@@ -24,9 +24,10 @@ roll back with the object. The keys of an object are derived from it
 alone (by its kind's key function, else ``keys_of``), so a database
 written before they existed, or with other keys, gets them when it is
 opened. Collections are filtered, ordered and paged in SQL
-(``select``, see ``query``); only the page is decoded. The sum of a
-keyed integer field over a kind (``total``) is one row, kept by
-triggers on the keys once it has been asked for.
+(``select``, see ``query``); only the page is decoded. Kept totals,
+declared when the store is built (``kept``), are one row each, moved by
+triggers in the transaction of each change: the sum of a keyed integer
+field over a kind, or the number of objects of a kind (``total``).
 """
 
 import contextlib
@@ -36,6 +37,7 @@ import sqlite3
 
 from reference_array import native
 
+from reference_array.core import kept as kept_mod
 from reference_array.core import query as query_mod
 
 SCHEMA = """
@@ -57,28 +59,49 @@ CREATE TABLE IF NOT EXISTS object_keys (
     PRIMARY KEY (kind, field, value, id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS object_keys_of ON object_keys (kind, id);
-CREATE TABLE IF NOT EXISTS key_totals (
-    kind TEXT NOT NULL,
-    field TEXT NOT NULL,
-    total INTEGER NOT NULL,
-    PRIMARY KEY (kind, field)
-) WITHOUT ROWID;
 """
-# The triggers that keep one key_totals row: they test the key row's
-# kind and field before doing anything, so other keys cost no lookup.
-TOTAL_TRIGGERS = ("""
-CREATE TRIGGER IF NOT EXISTS "key_total_added_%(name)s" AFTER INSERT ON
-object_keys WHEN NEW.kind = %(kind)s AND NEW.field = %(field)s BEGIN
-    UPDATE key_totals SET total = total + CAST(NEW.value AS INTEGER)
-    WHERE kind = NEW.kind AND field = NEW.field;
+# The triggers that keep the sum of a keyed field: they test the key
+# row's kind and field before doing anything, so other keys cost no
+# lookup.
+SUM_TRIGGERS = ("""
+CREATE TRIGGER IF NOT EXISTS "%(added)s" AFTER INSERT ON object_keys
+WHEN NEW.kind = %(kind)s AND NEW.field = %(field)s BEGIN
+    UPDATE kept_totals SET total = total + CAST(NEW.value AS INTEGER)
+    WHERE name = %(name)s;
 END
 """, """
-CREATE TRIGGER IF NOT EXISTS "key_total_dropped_%(name)s" AFTER DELETE ON
-object_keys WHEN OLD.kind = %(kind)s AND OLD.field = %(field)s BEGIN
-    UPDATE key_totals SET total = total - CAST(OLD.value AS INTEGER)
-    WHERE kind = OLD.kind AND field = OLD.field;
+CREATE TRIGGER IF NOT EXISTS "%(dropped)s" AFTER DELETE ON object_keys
+WHEN OLD.kind = %(kind)s AND OLD.field = %(field)s BEGIN
+    UPDATE kept_totals SET total = total - CAST(OLD.value AS INTEGER)
+    WHERE name = %(name)s;
 END
 """)
+# The number of objects of a kind (``COUNT`` as the field). ``put``
+# replaces a row, which fires no delete trigger: an insert counts only
+# when no row of that id was there before it.
+COUNT = ''
+COUNT_TRIGGERS = ("""
+CREATE TRIGGER IF NOT EXISTS "%(added)s" BEFORE INSERT ON objects
+WHEN NEW.kind = %(kind)s AND NOT EXISTS (SELECT 1 FROM objects
+WHERE kind = NEW.kind AND id = NEW.id) BEGIN
+    UPDATE kept_totals SET total = total + 1 WHERE name = %(name)s;
+END
+""", """
+CREATE TRIGGER IF NOT EXISTS "%(dropped)s" AFTER DELETE ON objects
+WHEN OLD.kind = %(kind)s BEGIN
+    UPDATE kept_totals SET total = total - 1 WHERE name = %(name)s;
+END
+""")
+# What a kept total starts from when it is first declared.
+SUM_NOW = ('SELECT COALESCE(SUM(CAST(value AS INTEGER)), 0) FROM '
+           'object_keys WHERE kind = ? AND field = ?')
+COUNT_NOW = 'SELECT COUNT(*) FROM objects WHERE kind = ?'
+
+
+def total_name(kind, field):
+    """The ``kept_totals`` name of a store's total."""
+    return 'store ' + json.dumps([kind, field])
+
 
 # PRAGMA user_version of a database whose object_keys are those its
 # kinds' key functions give (2: typed K2 models; 3: typed LINSTOR models).
@@ -86,11 +109,6 @@ KEYED = 3
 # Longer values (a description, a certificate) are keyed by their digest:
 # lookups stay exact and no key row grows with what a client sends.
 MAX_KEY_TEXT = 256
-
-
-def _literal(text):
-    """``text`` as an SQL string literal."""
-    return "'%s'" % text.replace("'", "''")
 
 
 def encode_key(value):
@@ -127,10 +145,12 @@ def keys_of(body):
 
 class Store(object):
 
-    def __init__(self, path, key_functions=None):
+    def __init__(self, path, key_functions=None, kept=()):
         """``key_functions``: kind -> function(row) -> (field, value)
         pairs, for kinds whose keys their model says (default
-        ``keys_of``).
+        ``keys_of``); ``kept``: the (kind, field) totals to keep, a
+        keyed integer field's sum, or with ``COUNT`` as the field the
+        number of objects of the kind.
         """
         self._key_functions = dict(key_functions or {})
         self._db = sqlite3.connect(path, isolation_level=None,
@@ -141,7 +161,7 @@ class Store(object):
         self._db.execute('PRAGMA page_size=4096')
         self._db.execute('PRAGMA journal_mode=WAL')
         self._db.execute('PRAGMA synchronous=FULL')
-        self._db.executescript(SCHEMA)
+        self._db.executescript(SCHEMA + kept_mod.SCHEMA)
         # One writer at a time; REST calls are short. Reentrant; the
         # native data path of each iSCSI connection takes it without the
         # GIL (a threading.RLock cannot be taken so).
@@ -160,6 +180,7 @@ class Store(object):
         # changed are no longer those of the database.
         self._after_rollback = []
         self._add_keys()
+        self._keep(kept)
 
     @property
     def connection(self):
@@ -392,28 +413,47 @@ class Store(object):
                 counts[encoded[value]] = count
         return counts
 
-    def total(self, kind, field):
-        """The sum of an integer keyed field over all objects of ``kind``:
-        one row, kept by triggers on the keys from the first time it is
-        asked for (in the transaction of each change of the keys).
+    def _keep(self, kept):
+        """Keep each (kind, field) total of ``kept`` from now on (see
+        ``core/kept.py``).
+        """
+        with self.transaction():
+            self._from_key_totals()
+            for kind, field in kept:
+                counted = field == COUNT
+                name = total_name(kind, field)
+                names = {'name': kept_mod.literal(name),
+                         'added': kept_mod.trigger_name(name, 'added'),
+                         'dropped': kept_mod.trigger_name(name, 'dropped'),
+                         'kind': kept_mod.literal(kind),
+                         'field': kept_mod.literal(field)}
+                kept_mod.keep(
+                    self._db, name, COUNT_NOW if counted else SUM_NOW,
+                    (kind,) if counted else (kind, field),
+                    [t % names for t in (
+                        COUNT_TRIGGERS if counted else SUM_TRIGGERS)])
+
+    def _from_key_totals(self):
+        """Sums kept in a table of their own (before ``kept_totals``)."""
+        if self._db.execute("SELECT 1 FROM sqlite_master WHERE name = "
+                            "'key_totals'").fetchone() is None:
+            return
+        for kind, field, total in self._db.execute(
+                'SELECT kind, field, total FROM key_totals').fetchall():
+            self._db.execute('INSERT OR IGNORE INTO kept_totals VALUES '
+                             '(?, ?)', (total_name(kind, field), total))
+        for (trigger,) in self._db.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'trigger' AND "
+                "name LIKE 'key_total_%'").fetchall():
+            self._db.execute('DROP TRIGGER "%s"' % trigger)
+        self._db.execute('DROP TABLE key_totals')
+
+    def total(self, kind, field=COUNT):
+        """A kept total (see ``kept``): one row, whatever the number of
+        objects; None if it is not kept.
         """
         with self.lock:
-            row = self._db.execute(
-                'SELECT total FROM key_totals WHERE kind=? AND field=?',
-                (kind, field)).fetchone()
-            if row is not None:
-                return row[0]
-            with self.transaction():
-                self._db.execute(
-                    'INSERT INTO key_totals SELECT ?, ?, COALESCE(SUM(CAST('
-                    'value AS INTEGER)), 0) FROM object_keys WHERE kind=? '
-                    'AND field=?', (kind, field, kind, field))
-                names = {'name': hashlib.sha256(('%s\0%s' % (
-                    kind, field)).encode()).hexdigest()[:16],
-                    'kind': _literal(kind), 'field': _literal(field)}
-                for trigger in TOTAL_TRIGGERS:
-                    self._db.execute(trigger % names)
-            return self.total(kind, field)
+            return kept_mod.read(self._db, total_name(kind, field))
 
     def pluck(self, kind, field, value, path):
         """The values at ``path`` (a row's JSON path, e.g. ``$.lun``) of
@@ -427,8 +467,12 @@ class Store(object):
                 (path, kind, field, encode_key(value))).fetchall()
         return [r[0] for r in rows]
 
-    def select(self, kind, q):
-        """(total, page of objects) of a ``query.Query`` over ``kind``."""
+    def select(self, kind, q, without=()):
+        """(total, page of objects) of a ``query.Query`` over ``kind``;
+        ``without``: top-level fields left out of each (neither read nor
+        decoded).
+        """
         with self.lock:
-            total, bodies = query_mod.select(self._db, kind, q, encode_key)
+            total, bodies = query_mod.select(self._db, kind, q, encode_key,
+                                             self.total, without)
         return total, [json.loads(b) for b in bodies]

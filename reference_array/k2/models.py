@@ -26,6 +26,7 @@ import dataclasses
 import typing
 
 from reference_array.core import model
+from reference_array.core import store
 
 Ref = model.Ref
 Optional = typing.Optional
@@ -321,3 +322,7 @@ BY_KIND = {m.KIND: m for m in STORED + COMPUTED}
 # The store finds each stored kind under the keys its model gives.
 KEY_FUNCTIONS = {m.KIND: (lambda m: lambda row: m.from_row(row).keys())(m)
                  for m in STORED}
+# Totals the store keeps (one row each): every stored kind's number of
+# objects (a page's total, the driver's volume count) and the volumes'
+# provisioned size (the capacity poll).
+KEPT = tuple((m.KIND, store.COUNT) for m in STORED) + ((Volume.KIND, 'size'),)

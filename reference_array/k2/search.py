@@ -114,7 +114,8 @@ def conditions(column, op, text):
     for item in (text.split(',') if op == 'in' else [text]):
         values.extend(_values(item, kind))
     if op == 'ne':
-        return [query.Condition(path, kind, 'ne', v, None) for v in values]
+        # Keyed: a count of ``ne`` is the kind's kept count less a probe.
+        return [query.Condition(path, kind, 'ne', v, key) for v in values]
     if op == 'eq' and len(values) == 1:
         return [query.Condition(path, kind, 'eq', values[0], key)]
     return [query.Condition(path, kind, 'in', tuple(values), key)]

@@ -46,9 +46,6 @@ class System(object):
         self._last_sample = (time.monotonic(), dict(engine.counters))
         self._last_volume_sample = (time.monotonic(), {})
         self._seed()
-        # The capacity's provisioned sum is kept from now on (one row to
-        # read), not summed over every volume on each poll.
-        self.store.total(models.Volume.KIND, 'size')
 
     def _seed(self):
         with self.store.transaction():

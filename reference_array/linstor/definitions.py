@@ -22,6 +22,9 @@ from reference_array.linstor import models
 from reference_array.linstor import outcomes
 from reference_array.linstor import records as rec
 
+# Fields of a stored definition its view (``rd_view``) does not show.
+VIEW_WITHOUT = ('minors', 'resources', 'snapshots', 'clones')
+
 
 class Definitions(object):
 
@@ -94,7 +97,11 @@ class Definitions(object):
         if names:
             found = self.records.named(rec.RDS, names)[offset:][:limit]
         else:
-            found = self.records.page(rec.RDS, offset, limit)
+            # A definition's view shows none of its replicas, snapshots
+            # or clones, and its volumes only when asked: most of its
+            # row, decoded for nothing.
+            found = self.records.page(rec.RDS, offset, limit, VIEW_WITHOUT + (
+                () if with_vds else ('vds',)))
         return [self.rd_view(self.records.typed(rec.RDS, rd), with_vds)
                 for rd in found]
 

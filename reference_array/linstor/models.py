@@ -36,6 +36,7 @@ import typing
 import uuid
 
 from reference_array.core import model
+from reference_array.core import store
 
 Dict = typing.Dict
 List = typing.List
@@ -289,3 +290,6 @@ STORED = (Node, Controller, ResourceGroup, ResourceDefinition, PoolUsage)
 BY_KIND = {m.KIND: m for m in STORED}
 KEY_FUNCTIONS = {m.KIND: (lambda m: lambda row: keys_of(m.from_row(row)))(m)
                  for m in STORED}
+# Totals the store keeps: every stored kind's number of objects (the
+# total of a page).
+KEPT = tuple((m.KIND, store.COUNT) for m in STORED)

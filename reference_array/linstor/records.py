@@ -128,12 +128,13 @@ class Records(object):
             return self.definitions_in(field, nodes)
         return self.named(RDS, ())
 
-    def page(self, kind, offset, limit):
+    def page(self, kind, offset, limit, without=()):
         """Objects of ``kind`` by id, from ``offset``, at most ``limit``
-        (None: all); only the page is read.
+        (None: all); only the page is read, ``without`` the fields named
+        (for views only: such an object is never saved).
         """
         _total, found = self.store.select(kind, query.query(
-            limit=limit, offset=offset))
+            limit=limit, offset=offset), without)
         return found
 
     @staticmethod

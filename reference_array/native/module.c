@@ -114,6 +114,7 @@ PyMODINIT_FUNC PyInit__native(void)
                                   (PyObject *)&NativeDataPathType) < 0 ||
             PyModule_AddIntConstant(m, "MAX_TRANSFER", MAX_TRANSFER) < 0 ||
             PyModule_AddIntConstant(m, "PATCH_BOUND", PATCH_BOUND) < 0 ||
+            PyModule_AddIntConstant(m, "RECORD_HEADER", RECORD_HEADER) < 0 ||
             PyModule_AddStringConstant(m, "BLAKE3_SIMD",
                                        native_blake3_simd()) < 0 ||
             PyModule_AddStringConstant(m, "SQLITE_VERSION",

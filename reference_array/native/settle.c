@@ -286,10 +286,7 @@ fail:
     return NULL;
 }
 
-/* A segment record's header (segments.py's HEADER): the chunk id, 8
- * bytes, and the packed length, 4, little-endian. */
-#define RECORD_HEADER 12
-
+/* A segment record's header (RECORD_HEADER, store.h). */
 static void put_header(uint8_t *p, int64_t chunk, size_t len)
 {
     for (int k = 0; k < 8; k++)

@@ -43,6 +43,11 @@ typedef struct {
 /* Segment files kept open for reading (least recently used closed). */
 #define OPEN_SEGMENTS 64
 
+/* A segment record's header: the chunk id, 8 bytes, and the packed
+ * length, 4, little-endian. Exported as RECORD_HEADER; segments.py's
+ * HEADER is checked against it when the module loads. */
+#define RECORD_HEADER 12
+
 enum {
     S_MAP_READ, S_MAP, S_WHERE, S_LEGACY, S_DIGEST, S_INSERT_CHUNK,
     S_ADD_REFS, S_CHUNK_ROW, S_DELETE_CHUNK, S_DELETE_LEGACY, S_DELETE_MAP,

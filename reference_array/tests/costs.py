@@ -81,11 +81,14 @@ class Filled(fixtures.Fixture):
 
     count = 0
 
-    def open_store(self, key_functions):
-        """``store`` and ``engine`` over a temporary directory."""
+    def open_store(self, models):
+        """``store`` and ``engine`` over a temporary directory, built as
+        the array builds it for a dialect's ``models``.
+        """
         path = os.path.join(self.useFixture(fixtures.TempDir()).path,
                             'array.db')
-        self.store = store_mod.Store(path, key_functions=key_functions)
+        self.store = store_mod.Store(path, key_functions=models.KEY_FUNCTIONS,
+                                     kept=models.KEPT)
         self.addCleanup(self.store.close)
         self.engine = engine_mod.Engine(self.store)
         self.addCleanup(self.engine.close)

@@ -176,10 +176,34 @@ class AccountsTestCase(engine_fixture.EngineTestCase):
         self.engine.flush()
         with self.store.transaction():
             self.store.connection.execute(
-                "UPDATE accounts SET written = 7 WHERE name = 'a'")
+                "UPDATE kept_totals SET total = 7 WHERE name = 'account:a'")
         self.assertEqual(7, self.engine.accounts.written('a'))
         self.engine = self.engine_class(self.store)
         self.assertEqual(6 * CHUNK, self.engine.accounts.written('a'))
+
+    def test_accounts_kept_in_their_own_table_move_to_the_kept_totals(self):
+        layer = self.engine.new_layer()
+        self.engine.write(layer, 0, os.urandom(2 * CHUNK))
+        self.engine.accounts.charge('a', {layer: 1})
+        self.engine.flush()
+        # As a database from before the kept totals held them.
+        db = self.store.connection
+        with self.store.transaction():
+            db.execute('CREATE TABLE accounts (name TEXT PRIMARY KEY, '
+                       'written INTEGER NOT NULL DEFAULT 0)')
+            db.execute("INSERT INTO accounts VALUES ('a', ?)", (2 * CHUNK,))
+            db.execute("DELETE FROM kept_totals WHERE name = 'account:a'")
+            db.execute('CREATE TRIGGER account_written AFTER UPDATE OF '
+                       'written ON layers BEGIN UPDATE accounts SET '
+                       'written = -1; END')
+        self.engine = self.engine_class(self.store)
+        self.assertEqual(2 * CHUNK, self.engine.accounts.written('a'))
+        self.engine.write(layer, 2 * CHUNK, os.urandom(CHUNK))
+        self.engine.flush()
+        self.assertEqual(3 * CHUNK, self.engine.accounts.written('a'))
+        self.assertEqual([], db.execute(
+            "SELECT name FROM sqlite_master WHERE name IN ('accounts', "
+            "'account_written')").fetchall())
 
 
 NativeAccountsTestCase = engine_fixture.on_native(AccountsTestCase)

@@ -26,6 +26,7 @@ import zstandard
 
 from reference_array.core import engine
 from reference_array.core import native_engine
+from reference_array.core import segments
 from reference_array.core import store as metadata
 from reference_array import native
 from reference_array.tests import engine_fixture
@@ -135,6 +136,11 @@ class NativeFormatTestCase(testtools.TestCase):
                 self.assertEqual(blake3.blake3(data).digest(),
                                  native._native.blake3(data, simd=simd),
                                  (size, simd))
+
+    def test_one_segment_record_header(self):
+        # The native store's records are read by segments.py, which
+        # refuses to load beside a native store of another header.
+        self.assertEqual(segments.HEADER.size, native._native.RECORD_HEADER)
 
     def test_digest_lanes_chosen_for_the_cpu(self):
         with open('/proc/cpuinfo') as f:

@@ -70,7 +70,8 @@ class IndexTestCase(testtools.TestCase):
 
     def _open(self):
         self.store = store_mod.Store(self.path,
-                                     key_functions=models.KEY_FUNCTIONS)
+                                     key_functions=models.KEY_FUNCTIONS,
+                                     kept=models.KEPT)
         self.addCleanup(self.store.close)
         self.engine = engine_mod.Engine(self.store)
         self.addCleanup(self.engine.close)

@@ -43,7 +43,7 @@ class InProcessK2(costs.Filled):
     """The K2 dialect over a store in a temporary directory."""
 
     def _setUp(self):
-        self.open_store(models.KEY_FUNCTIONS)
+        self.open_store(models)
         records = records_mod.Records(self.store)
         system = system_mod.System(records, self.engine, {
             'system_id': 'k2scale', 'name': 'k2scale',
@@ -141,6 +141,32 @@ class K2ScaleTestCase(testtools.TestCase):
             'PRAGMA database_list').fetchone()[2])
         self.addCleanup(reopened.close)
         self.assertEqual(summed, reopened.total(models.Volume.KIND, 'size'))
+
+    def test_the_volume_count_is_kept(self):
+        # The driver's count_volumes, on each stats poll.
+        k2, costs = self.k2, []
+
+        def count():
+            return k2.call('GET', 'volumes', [('name__neq', 'CTRL'),
+                                              ('__limit', '1')])['total']
+        for size in (SMALL, LARGE):
+            k2.fill(size)
+            found, cost = k2.counted(count)
+            self.assertEqual(size, found)
+            costs.append(cost)
+        small, large = costs
+        detail = '%r at %d volumes, %r at %d' % (small, SMALL, large, LARGE)
+        self.assertEqual(small.statements, large.statements, detail)
+        self.assertLess(large.steps, small.steps * 1.5 + 50, detail)
+        # Kept through deletes, and through a store opened again.
+        ids = [v['id'] for v in k2.call('GET', 'volumes', [
+            ('name__prefix', 'cv-'), ('__limit', '5')])['hits']]
+        for vol_id in ids:
+            k2.call('DELETE', 'volumes/%d' % vol_id)
+        self.assertEqual(LARGE - 5, count())
+        listed = k2.call('GET', 'volumes', [('__limit', '0')])
+        self.assertEqual(LARGE - 5 + 1, listed['total'])
+        self.assertEqual(listed['total'], len(listed['hits']))
 
     def test_attach_does_the_same_work_at_any_size(self):
         k2 = self.k2

@@ -38,7 +38,8 @@ class K2SearchTestCase(testtools.TestCase):
         path = os.path.join(self.useFixture(fixtures.TempDir()).path,
                             'a.db')
         self.store = store_mod.Store(path,
-                                     key_functions=models.KEY_FUNCTIONS)
+                                     key_functions=models.KEY_FUNCTIONS,
+                                     kept=models.KEPT)
         self.addCleanup(self.store.close)
         self.records = records_mod.Records(self.store)
         group = Ref('volume_groups', 1)

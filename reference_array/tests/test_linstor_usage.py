@@ -263,7 +263,8 @@ class PoolUsageTestCase(testtools.TestCase):
         store = self.ls.store
         with store.transaction():
             store.connection.execute('DELETE FROM account_layers')
-            store.connection.execute('DELETE FROM accounts')
+            store.connection.execute(
+                "DELETE FROM kept_totals WHERE name LIKE 'account:%'")
         backend_mod.LinstorBackend(store, self.ls.engine,
                                    records_mod.default_nodes('client-1'),
                                    1 << 40)

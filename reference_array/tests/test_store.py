@@ -131,3 +131,92 @@ class StoreKeysTestCase(testtools.TestCase):
         # Keyed once: opening again does not rebuild (nor lose) them.
         again = self._store()
         self.assertEqual(3, again.first('hosts', 'name', 'host-a')['id'])
+
+
+class KeptTotalsTestCase(testtools.TestCase):
+    """Totals declared when the store is built: one row each, moved in
+    the transaction of each change, and right from their first open.
+    """
+
+    KEPT = (('vols', store_mod.COUNT), ('vols', 'size'))
+
+    def setUp(self):
+        super().setUp()
+        self.path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                                 'a.db')
+
+    def _store(self, kept=KEPT):
+        store = store_mod.Store(self.path, kept=kept)
+        self.addCleanup(store.close)
+        return store
+
+    def _summed(self, store):
+        found = store.all('vols')
+        return len(found), sum(o['size'] for o in found)
+
+    def _kept(self, store):
+        return store.total('vols'), store.total('vols', 'size')
+
+    def test_totals_follow_puts_replacements_deletes_and_rollbacks(self):
+        store = self._store()
+        self.assertEqual((0, 0), self._kept(store))
+        for n in range(1, 6):
+            store.put('vols', n, {'id': n, 'size': n * 10})
+        store.put('others', 1, {'id': 1, 'size': 1000})
+        # A replacement is not a new object.
+        store.put('vols', 2, {'id': 2, 'size': 7})
+        store.delete('vols', 3)
+        store.delete('vols', 99)
+        self.assertEqual(self._summed(store), self._kept(store))
+        self.assertEqual((4, 10 + 7 + 40 + 50), self._kept(store))
+        with testtools.ExpectedException(RuntimeError):
+            with store.transaction():
+                store.put('vols', 6, {'id': 6, 'size': 60})
+                store.delete('vols', 1)
+                raise RuntimeError('rolled back')
+        self.assertEqual(self._summed(store), self._kept(store))
+
+    def test_a_total_declared_later_starts_from_what_is_stored(self):
+        store = self._store(kept=())
+        for n in range(1, 4):
+            store.put('vols', n, {'id': n, 'size': n})
+        self.assertEqual((None, None), self._kept(store))
+        store.close()
+        store = self._store()
+        self.assertEqual((3, 6), self._kept(store))
+        store.put('vols', 4, {'id': 4, 'size': 4})
+        self.assertEqual((4, 10), self._kept(store))
+        # Kept by the database itself, whoever opens it next.
+        store.close()
+        self.assertEqual((4, 10), self._kept(self._store(kept=())))
+
+    def test_reading_a_total_declares_nothing(self):
+        store = self._store(kept=())
+        store.put('vols', 1, {'id': 1, 'size': 5})
+        self.assertIsNone(store.total('vols', 'size'))
+        self.assertEqual([], store.connection.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'trigger' AND "
+            "name LIKE 'kept_%'").fetchall())
+
+    def test_sums_kept_in_their_own_table_move_to_the_kept_totals(self):
+        # A database from when the store kept its sums in key_totals,
+        # with the triggers that moved them.
+        store = self._store(kept=())
+        store.put('vols', 1, {'id': 1, 'size': 5})
+        db = store.connection
+        with store.transaction():
+            db.execute('CREATE TABLE key_totals (kind TEXT NOT NULL, field '
+                       'TEXT NOT NULL, total INTEGER NOT NULL, PRIMARY KEY '
+                       '(kind, field)) WITHOUT ROWID')
+            db.execute("INSERT INTO key_totals VALUES ('vols', 'size', 5)")
+            db.execute('CREATE TRIGGER "key_total_added_x" AFTER INSERT ON '
+                       'object_keys BEGIN UPDATE key_totals SET total = '
+                       'total + 1; END')
+        store.close()
+        store = self._store()
+        self.assertEqual((1, 5), self._kept(store))
+        store.put('vols', 2, {'id': 2, 'size': 4})
+        self.assertEqual((2, 9), self._kept(store))
+        self.assertEqual([], store.connection.execute(
+            "SELECT name FROM sqlite_master WHERE name LIKE 'key_total%'"
+        ).fetchall())
