@@ -416,22 +416,32 @@ class Engine(object):
             # What is still staged was written after ``now``.
             self._staged_at = now
 
-    def merge_patches(self, limit=MERGE_BATCH, seconds=0.0):
-        """Store patched chunks whole, ``limit`` a transaction; how many."""
-        merged, until = 0, time.monotonic() + seconds
+    def _in_steps(self, step, seconds):
+        """Run ``step() -> (count, more)`` under the lock, letting it go
+        between steps, until no more is left or ``seconds`` have gone
+        by; the sum of the counts.
+        """
+        done, until = 0, time.monotonic() + seconds
         while True:
             with self.lock:
-                self._settle()
-                keys = patch_log.patched(self.db, limit)
-                for layer, idx in keys:
-                    offset = idx * self.chunk
-                    self._stage(layer, offset, self._read_image(
-                        self._chain(layer), offset, self.chunk))
-                self._settle(keys)
-            merged += len(keys)
-            if len(keys) < limit or time.monotonic() >= until:
-                return merged
+                count, more = step()
+            done += count
+            if not more or time.monotonic() >= until:
+                return done
             time.sleep(PAUSE)
+
+    def merge_patches(self, limit=MERGE_BATCH, seconds=0.0):
+        """Store patched chunks whole, ``limit`` a transaction; how many."""
+        def step():
+            self._settle()
+            keys = patch_log.patched(self.db, limit)
+            for layer, idx in keys:
+                offset = idx * self.chunk
+                self._stage(layer, offset, self._read_image(
+                    self._chain(layer), offset, self.chunk))
+            self._settle(keys)
+            return len(keys), len(keys) == limit
+        return self._in_steps(step, seconds)
 
     def _stage(self, layer, offset, data):
         self.staging.stage(layer, offset, data)
@@ -483,24 +493,18 @@ class Engine(object):
         a write's batch never compacts, so no write waits behind a whole
         segment. How many steps.
         """
-        steps, until = 0, time.monotonic() + seconds
-        while True:
-            with self.lock:
-                try:
-                    if not self.chunks.compact_step(self._own_transaction,
-                                                    step):
-                        return steps
-                except Exception as e:
-                    # Compaction only gives space back; it tries again
-                    # the next time.
-                    if not _is_full(e):
-                        raise
-                    self._compaction_full()
-                    return steps
-            steps += 1
-            if time.monotonic() >= until:
-                return steps
-            time.sleep(PAUSE)
+        def one():
+            try:
+                if self.chunks.compact_step(self._own_transaction, step):
+                    return 1, True
+            except Exception as e:
+                # Compaction only gives space back; it tries again the
+                # next time.
+                if not _is_full(e):
+                    raise
+                self._compaction_full()
+            return 0, False
+        return self._in_steps(one, seconds)
 
     def _compaction_full(self):
         """The filesystem was full while compacting: look again."""
