@@ -37,6 +37,9 @@ import socket
 import subprocess
 import time
 
+# Reads in a row that must find a loop device unbound (detach).
+UNBOUND_READS = 3
+
 QSD = 'qemu-storage-daemon'
 NODE = 'lun'
 
@@ -308,13 +311,23 @@ class Attachment(object):
             _run(['blockdev', '--flushbufs', loop], timeout, check=False)
             _run(['losetup', '--detach', loop], timeout, check=False)
             deadline = time.monotonic() + timeout
-            while self._loop_backing(loop) is not None:
-                if time.monotonic() > deadline:
-                    if not force:
-                        raise AttachError('%s is still in use after %ss' % (
-                            loop, timeout))
-                    break
-                time.sleep(0.2)
+            # The kernel clears a busy loop device once its last user
+            # closes it, and while it does so its sysfs attributes can
+            # be unreadable for a moment: unbound is when several reads
+            # in a row find no backing file.
+            unbound = 0
+            while unbound < UNBOUND_READS:
+                if self._loop_backing(loop) is None:
+                    unbound += 1
+                else:
+                    unbound = 0
+                    if time.monotonic() > deadline:
+                        if not force:
+                            raise AttachError(
+                                '%s is still in use after %ss' % (
+                                    loop, timeout))
+                        break
+                time.sleep(0.1)
         self._stop_daemon(timeout)
         if _mounted(self.export):
             _run(['fusermount3', '-u', '-z', self.export], timeout,
