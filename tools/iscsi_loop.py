@@ -37,9 +37,6 @@ import socket
 import subprocess
 import time
 
-# Reads in a row that must find a loop device unbound (detach).
-UNBOUND_READS = 3
-
 QSD = 'qemu-storage-daemon'
 NODE = 'lun'
 
@@ -186,11 +183,14 @@ class Attachment(object):
         except OSError:
             return None
 
+    def _bound_here(self, loop):
+        """Whether ``loop`` is bound to this attachment's export."""
+        return self._loop_backing(loop) == os.path.realpath(self.export)
+
     def attached(self):
         """The loop device if this LUN is attached and served, else None."""
         loop, pid = self.loop, self.pid
-        if loop and pid and _alive(pid) and \
-                self._loop_backing(loop) == os.path.realpath(self.export):
+        if loop and pid and _alive(pid) and self._bound_here(loop):
             return loop
         return None
 
@@ -306,27 +306,22 @@ class Attachment(object):
         if not os.path.isdir(self.dir):
             return
         loop = self.loop
-        if loop and self._loop_backing(loop) == os.path.realpath(
-                self.export):
+        if loop and self._bound_here(loop):
             _run(['blockdev', '--flushbufs', loop], timeout, check=False)
             _run(['losetup', '--detach', loop], timeout, check=False)
             deadline = time.monotonic() + timeout
-            # The kernel clears a busy loop device once its last user
-            # closes it, and while it does so its sysfs attributes can
-            # be unreadable for a moment: unbound is when several reads
-            # in a row find no backing file.
-            unbound = 0
-            while unbound < UNBOUND_READS:
-                if self._loop_backing(loop) is None:
-                    unbound += 1
-                else:
-                    unbound = 0
-                    if time.monotonic() > deadline:
-                        if not force:
-                            raise AttachError(
-                                '%s is still in use after %ss' % (
-                                    loop, timeout))
-                        break
+            # The kernel unbinds a busy device once its last user closes
+            # it. The moment it is free, another process's
+            # ``losetup --find`` may take it for a file of its own (the
+            # compute bed builds its guest image that way), so the wait
+            # is over when the device no longer serves this export, not
+            # when it serves nothing.
+            while self._bound_here(loop):
+                if time.monotonic() > deadline:
+                    if not force:
+                        raise AttachError('%s is still in use after %ss' % (
+                            loop, timeout))
+                    break
                 time.sleep(0.1)
         self._stop_daemon(timeout)
         if _mounted(self.export):

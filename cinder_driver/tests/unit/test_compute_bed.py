@@ -226,6 +226,47 @@ class TargetTestCase(testtools.TestCase):
         thread.join(10)
         self.assertIn('Cannot grow', str(err))
 
+    def _attachment_on(self, loop):
+        base = self.useFixture_tmp()
+        att = iscsi_loop.Attachment(base, iscsi_loop.Target(
+            'h:1', 'iqn', 1, 'ini'))
+        os.makedirs(att.dir)
+        with open(att.loopfile, 'w') as f:
+            f.write(loop)
+        return att
+
+    @mock.patch.object(iscsi_loop, '_mounted', return_value=False)
+    @mock.patch.object(iscsi_loop, '_run')
+    def test_detach_ends_when_the_device_serves_another_file(self, run,
+                                                             _mounted):
+        # The moment the kernel frees the device, another process's
+        # losetup --find may bind it to a file of its own: the detach is
+        # done, the device is not "still in use".
+        att = self._attachment_on('/dev/loop7')
+        ours = os.path.realpath(att.export)
+        reads = iter([ours, ours, ours, '/var/tmp/guest/part.img'])
+        with mock.patch.object(iscsi_loop.Attachment, '_loop_backing',
+                               side_effect=lambda _l: next(
+                                   reads, '/var/tmp/guest/part.img')):
+            att.detach(timeout=1)
+        self.assertEqual([['blockdev', '--flushbufs', '/dev/loop7'],
+                          ['losetup', '--detach', '/dev/loop7']],
+                         [c[0][0] for c in run.call_args_list])
+        self.assertFalse(os.path.exists(att.dir))
+
+    @mock.patch.object(iscsi_loop, '_mounted', return_value=False)
+    @mock.patch.object(iscsi_loop, '_run')
+    def test_detach_of_a_device_still_ours_is_an_error(self, run, _mounted):
+        att = self._attachment_on('/dev/loop7')
+        with mock.patch.object(iscsi_loop.Attachment, '_loop_backing',
+                               return_value=os.path.realpath(att.export)):
+            err = self.assertRaises(iscsi_loop.AttachError, att.detach,
+                                    timeout=0.3)
+            self.assertIn('/dev/loop7 is still in use', str(err))
+            self.assertTrue(os.path.isdir(att.dir))
+            att.detach(timeout=0.3, force=True)
+        self.assertFalse(os.path.exists(att.dir))
+
     def useFixture_tmp(self):
         path = tempfile.mkdtemp()
         self.addCleanup(shutil.rmtree, path, True)
