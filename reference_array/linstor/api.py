@@ -107,19 +107,29 @@ def _flag(query, name):
 
 
 def _window(query):
-    """(offset, limit) of a list GET; a limit of 0 or less: all."""
+    """(offset, limit) of a list GET; limit None: all.
+
+    As LINSTOR's list calls: with a limit of 0 or less there is no page,
+    and the offset is ignored; a negative offset with a limit is the
+    exception Java's ``Stream.skip`` throws.
+    """
     params = dict(query)
     try:
-        return (int(params.get('offset') or 0),
-                int(params.get('limit') or 0))
+        offset = int(params.get('offset') or 0)
+        limit = int(params.get('limit') or 0)
     except ValueError:
         raise wire.invalid('limit and offset must be integers')
+    if limit <= 0:
+        return 0, None
+    if offset < 0:
+        raise outcomes.refused('out_of_range', 'Exception thrown.',
+                               details=str(offset))
+    return offset, limit
 
 
 def _page(items, query):
     offset, limit = _window(query)
-    items = items[offset:]
-    return items[:limit] if limit > 0 else items
+    return items[offset:] if limit is None else items[offset:offset + limit]
 
 
 class Unreadable(object):
@@ -298,14 +308,9 @@ class LinstorAPI(object):
     def _definitions(self, query):
         """``GET /v1/resource-definitions``: only the page is read."""
         offset, limit = _window(query)
-        names = _multi(query, 'resource_definitions')
-        with_vds = _flag(query, 'with_volume_definitions')
-        if offset < 0:
-            # Counted from the end, as a list is sliced.
-            return _page(self.backend.definitions.resource_definitions(
-                names, with_vds), query)
         return self.backend.definitions.resource_definitions(
-            names, with_vds, offset, limit if limit > 0 else None)
+            _multi(query, 'resource_definitions'),
+            _flag(query, 'with_volume_definitions'), offset, limit)
 
     def _error_reports(self, query, ids=()):
         params = dict(query)

@@ -369,6 +369,35 @@ class LinstorWireTestCase(testtools.TestCase):
                                   'query-max-volume-size' % self.group)
         self.assertIn(status, (200, 500), reply)
 
+    # -- lists ----------------------------------------------------------------
+    def test_definitions_are_listed_by_upper_cased_name(self):
+        # LINSTOR keeps them in a map sorted by the upper-cased name
+        # (``_`` after the letters), whatever order they came in.
+        for suffix in ('b-x', 'A_x', 'ab', 'Aa', 'a-1'):
+            _n, status, reply = self.new_rd(suffix)
+            self.assertEqual(201, status, reply)
+        status, listed = self.call('GET', '/v1/resource-definitions')
+        self.assertEqual(200, status, listed)
+        names = [d['name'] for d in listed]
+        mark = self.prefix + '-'
+        self.assertEqual(['a-1', 'Aa', 'ab', 'A_x', 'b-x'], [
+            n[len(mark):] for n in names if n.startswith(mark)])
+        self.assertEqual(sorted(names, key=str.upper), names)
+        start = names.index(mark + 'Aa')
+        status, page = self.call('GET', '/v1/resource-definitions',
+                                 params={'limit': 2, 'offset': start})
+        self.assertEqual(names[start:start + 2], [d['name'] for d in page])
+        # Without a limit there is no page: the offset is ignored.
+        status, page = self.call('GET', '/v1/resource-definitions',
+                                 params={'offset': start})
+        self.assertEqual(names, [d['name'] for d in page])
+        # A negative offset is the exception Java's Stream.skip throws.
+        status, reply = self.call('GET', '/v1/resource-definitions',
+                                  params={'limit': 2, 'offset': -1})
+        entry = self.assertRefused(status, reply, 998)
+        self.assertEqual(('Exception thrown.', '-1'),
+                         (entry['message'], entry.get('details')))
+
     # -- bodies and reports ---------------------------------------------------
     def test_unreadable_bodies_are_400_and_reported(self):
         path = '/v1/resource-definitions'
