@@ -398,6 +398,34 @@ class LinstorWireTestCase(testtools.TestCase):
         self.assertEqual(('Exception thrown.', '-1'),
                          (entry['message'], entry.get('details')))
 
+    def test_views_filtered_by_an_unknown_node_are_404(self):
+        # LINSTOR loads each node a view of resources or storage pools
+        # names, to ask it for space, and refuses one it does not know.
+        node = self.prefix + '-nonode'
+        known = self.target.nodes[0]
+        for path, nodes in (('/v1/view/resources', [node]),
+                            ('/v1/view/resources', [known, node]),
+                            ('/v1/view/storage-pools', [node])):
+            status, reply = self.call('GET', path, params={'nodes': nodes})
+            entry = self.assertRefused(status, reply, 300, http=404)
+            self.assertEqual("Node '%s' not found." % node, entry['message'])
+            self.assertIn(node, entry['correction'])
+        # The other filters, a storage-pool view from the cache and the
+        # snapshot view filter quietly.
+        for path, params in (
+                ('/v1/view/resources', {'resources': self.prefix + '-no'}),
+                ('/v1/view/resources', {'storage_pools': 'nopool'}),
+                ('/v1/view/storage-pools', {'storage_pools': 'nopool'}),
+                ('/v1/view/storage-pools', {'nodes': node,
+                                            'cached': 'true'}),
+                ('/v1/view/snapshots', {'nodes': node})):
+            self.assertEqual((200, []), self.call('GET', path,
+                                                  params=params), path)
+        status, rows = self.call('GET', '/v1/view/storage-pools',
+                                 params={'nodes': known.upper()})
+        self.assertEqual(200, status, rows)
+        self.assertTrue(rows)
+
     # -- bodies and reports ---------------------------------------------------
     def test_unreadable_bodies_are_400_and_reported(self):
         path = '/v1/resource-definitions'
