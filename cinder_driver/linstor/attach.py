@@ -42,6 +42,8 @@ from cinder.i18n import _
 from oslo_log import log as logging
 
 from cinder_driver.common import cleanup
+from cinder_driver.linstor import apicallrc
+from cinder_driver.linstor import client as linstor_client
 
 LOG = logging.getLogger(__name__)
 MANAGED_BY = 'Aux/cinder-flash/attached-for'
@@ -132,10 +134,31 @@ class Attachments(object):
                 key, name), undo):
             self.client.make_available(name, node, diskful=not remote_ok)
 
+    def _existing(self, name, node):
+        """The resource of ``name`` on ``node`` before an attach, or None.
+
+        LINSTOR answers a resource view filtered by a node it does not
+        know with 404 "Node ... not found": the host cannot be given a
+        resource, and nothing has been written yet. Say so in the
+        operator's terms rather than as a failed lookup.
+        """
+        try:
+            return self.client.resource(name, node)
+        except linstor_client.LinstorRefusal as e:
+            if not e.has(apicallrc.FAIL_NOT_FOUND_NODE):
+                raise
+            raise exception.VolumeBackendAPIException(data=_(
+                'Cannot attach %(name)s to host %(node)s: it is not a '
+                'LINSTOR node (%(reason)s). Register the host with the '
+                'LINSTOR controller (a satellite, diskless at least), '
+                'then attach again.') % {
+                    'name': name, 'node': node,
+                    'reason': apicallrc.text(apicallrc.errors(e.entries))})
+
     def open(self, volume, name, node, remote_ok=True):
         """A resource of ``name`` on ``node``; its device path."""
         key = intent_key(node)
-        rsc = self.client.resource(name, node)
+        rsc = self._existing(name, node)
         if rsc is None:
             self._make(volume, name, node, key, remote_ok)
             mine = {key}

@@ -104,8 +104,9 @@ def total_name(kind, field):
 
 
 # PRAGMA user_version of a database whose object_keys are those its
-# kinds' key functions give (2: typed K2 models; 3: typed LINSTOR models).
-KEYED = 3
+# kinds' key functions give (2: typed K2 models; 3: typed LINSTOR models;
+# 4: LINSTOR names folded to upper case).
+KEYED = 4
 # Longer values (a description, a certificate) are keyed by their digest:
 # lookups stay exact and no key row grows with what a client sends.
 MAX_KEY_TEXT = 256
@@ -466,6 +467,29 @@ class Store(object):
                 'k.kind=? AND k.field=? AND k.value=?',
                 (path, kind, field, encode_key(value))).fetchall()
         return [r[0] for r in rows]
+
+    def page_by_key(self, kind, field, offset, limit, expr='o.body',
+                    args=()):
+        """A page of the objects of ``kind`` in the order of their
+        ``field`` key (then id): from ``offset``, at most ``limit``
+        (None: all), each as ``expr`` (JSON SQL over the row ``o``,
+        ``args`` its parameters), decoded at once.
+
+        The skipped objects are walked in the keys index only: the
+        subquery's LIMIT keeps SQLite from joining them to their rows,
+        so none is read. ``field`` must be a key every object has once
+        (a name), whose encoded values order as the objects should.
+        """
+        with self.lock:
+            texts = self._db.execute(
+                'SELECT %s FROM (SELECT value, id FROM object_keys WHERE '
+                'kind = ? AND field = ? ORDER BY value, id LIMIT ? OFFSET ?'
+                ') p JOIN objects o ON o.kind = ? AND o.id = p.id ORDER BY '
+                'p.value, p.id' % expr, tuple(args) + (
+                    kind, field, -1 if limit is None else limit, offset,
+                    kind)).fetchall()
+        # One decode for the page, not one per object.
+        return json.loads('[%s]' % ','.join(t for (t,) in texts))
 
     def select(self, kind, q, without=()):
         """(total, page of objects) of a ``query.Query`` over ``kind``;

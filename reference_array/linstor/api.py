@@ -25,6 +25,7 @@ import re
 from reference_array.core import errors
 from reference_array.http import server as httpd
 from reference_array.linstor import outcomes
+from reference_array.linstor import records as rec
 from reference_array.linstor import reports as reports_mod
 from reference_array.linstor import wire
 
@@ -107,19 +108,29 @@ def _flag(query, name):
 
 
 def _window(query):
-    """(offset, limit) of a list GET; a limit of 0 or less: all."""
+    """(offset, limit) of a list GET; limit None: all.
+
+    As LINSTOR's list calls: with a limit of 0 or less there is no page,
+    and the offset is ignored; a negative offset with a limit is the
+    exception Java's ``Stream.skip`` throws.
+    """
     params = dict(query)
     try:
-        return (int(params.get('offset') or 0),
-                int(params.get('limit') or 0))
+        offset = int(params.get('offset') or 0)
+        limit = int(params.get('limit') or 0)
     except ValueError:
         raise wire.invalid('limit and offset must be integers')
+    if limit <= 0:
+        return 0, None
+    if offset < 0:
+        raise outcomes.refused('out_of_range', 'Exception thrown.',
+                               details=str(offset))
+    return offset, limit
 
 
 def _page(items, query):
     offset, limit = _window(query)
-    items = items[offset:]
-    return items[:limit] if limit > 0 else items
+    return items[offset:] if limit is None else items[offset:offset + limit]
 
 
 class Unreadable(object):
@@ -169,7 +180,7 @@ class LinstorAPI(object):
             ('PUT', '/v1/nodes/%s/(evacuate|restore)' % _SEG,
              lambda g, q, b: (200, nodes.node_flag(g[0], g[1]))),
             ('GET', '/v1/view/storage-pools', lambda g, q, b: (200, _page(
-                nodes.storage_pools(_multi(q, 'nodes'),
+                nodes.storage_pools(self._known_nodes(q, _flag(q, 'cached')),
                                     _multi(q, 'storage_pools')), q))),
             ('GET', '/v1/nodes/%s/storage-pools' % _SEG,
              lambda g, q, b: (200, nodes.storage_pools(
@@ -236,7 +247,7 @@ class LinstorAPI(object):
             ('PUT', RD + '/resources/%s/toggle-disk' % _SEG,
              lambda g, q, b: (200, rscs.toggle_disk(g[0], g[1], b))),
             ('GET', '/v1/view/resources', lambda g, q, b: (200, _page(
-                rscs.resources_view(_multi(q, 'nodes'),
+                rscs.resources_view(self._known_nodes(q),
                                     _multi(q, 'resources'),
                                     _multi(q, 'storage_pools')), q))),
             # snapshots
@@ -295,17 +306,33 @@ class LinstorAPI(object):
         raise outcomes.not_found('vlm', 'Volume %s of %s on %s' % (
             groups[2], groups[0], groups[1]))
 
+    def _known_nodes(self, query, cached=False):
+        """The nodes a view of resources or storage pools is filtered by.
+
+        LINSTOR asks each node named for the space of its thin volumes or
+        pools before it answers, and loads it by name to do so
+        (``CtrlApiDataLoader.loadNode``): a node it does not know is 404,
+        with no object bits in the code. A storage-pool view from the
+        cache (``cached=true``) asks no node, and filters quietly. The
+        snapshot view does not load them either.
+        """
+        names = _multi(query, 'nodes')
+        for name in () if cached else names:
+            if self.backend.records.find(rec.NODES, name) is None:
+                raise wire.Failure(
+                    wire.NOT_FOUND['node'], "Node '%s' not found." % name,
+                    cause="The specified node '%s' could not be found in "
+                    "the database" % name,
+                    correction="Create a node with the name '%s' first." %
+                    name)
+        return names
+
     def _definitions(self, query):
         """``GET /v1/resource-definitions``: only the page is read."""
         offset, limit = _window(query)
-        names = _multi(query, 'resource_definitions')
-        with_vds = _flag(query, 'with_volume_definitions')
-        if offset < 0:
-            # Counted from the end, as a list is sliced.
-            return _page(self.backend.definitions.resource_definitions(
-                names, with_vds), query)
         return self.backend.definitions.resource_definitions(
-            names, with_vds, offset, limit if limit > 0 else None)
+            _multi(query, 'resource_definitions'),
+            _flag(query, 'with_volume_definitions'), offset, limit)
 
     def _error_reports(self, query, ids=()):
         params = dict(query)

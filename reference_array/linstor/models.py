@@ -24,7 +24,8 @@ a database keeps working across the change.
 
 The store finds each kind under the keys its model gives
 (``KEY_FUNCTIONS``): any object by its name in any case
-(``name.folded``); a definition by its resource group (``rg``), by the
+(``name.folded``, upper-cased: LINSTOR compares names so, and lists
+them in that order); a definition by its resource group (``rg``), by the
 nodes of its resources (``resources.key``), by the nodes holding its
 snapshots (``snapshot_nodes``) and by the DRBD minors it uses
 (``minors.key``).
@@ -282,8 +283,13 @@ class PoolUsage(model.Model):
 def keys_of(obj):
     """The keys of a stored object: its model's, and its name in any
     case.
+
+    The name is folded to upper case, as LINSTOR's names compare
+    (``GenericName``): the key also orders a page as the controller
+    lists (a map sorted by the upper-cased name), where lower case
+    would put ``_`` before the letters instead of after.
     """
-    return set(obj.keys()) | {('name.folded', obj.name.lower())}
+    return set(obj.keys()) | {('name.folded', obj.name.upper())}
 
 
 STORED = (Node, Controller, ResourceGroup, ResourceDefinition, PoolUsage)

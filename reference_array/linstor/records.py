@@ -22,7 +22,6 @@ Every row is checked against its model (``models``) when it is stored,
 and keyed by it.
 """
 
-from reference_array.core import query
 from reference_array.linstor import models
 from reference_array.linstor import outcomes
 from reference_array.linstor import usage as usage_mod
@@ -93,9 +92,11 @@ class Records(object):
         self.usage = usage_mod.Usage(store, engine)
 
     def find(self, kind, name):
-        if not isinstance(name, str):
+        # Names are ASCII; upper-casing anything else may change its
+        # length ('ß' -> 'SS') and find another name.
+        if not isinstance(name, str) or not name.isascii():
             return None
-        return self.store.first(kind, 'name.folded', name.lower())
+        return self.store.first(kind, 'name.folded', name.upper())
 
     def find_definition(self, name):
         return self.find(RDS, name)
@@ -127,15 +128,6 @@ class Records(object):
         if nodes:
             return self.definitions_in(field, nodes)
         return self.named(RDS, ())
-
-    def page(self, kind, offset, limit, without=()):
-        """Objects of ``kind`` by id, from ``offset``, at most ``limit``
-        (None: all); only the page is read, ``without`` the fields named
-        (for views only: such an object is never saved).
-        """
-        _total, found = self.store.select(kind, query.query(
-            limit=limit, offset=offset), without)
-        return found
 
     @staticmethod
     def typed(kind, obj):

@@ -21,6 +21,7 @@ import sqlite3
 import testtools
 
 from reference_array.core import store as store_mod
+from reference_array.http import server as httpd
 from reference_array.linstor import models
 from reference_array.linstor import records as records_mod
 from reference_array.tests import test_linstor_scale as scale
@@ -76,6 +77,29 @@ class LinstorModelsTestCase(testtools.TestCase):
             rd['resources']['sat-1'], diskless='no')})
         self.assertRaises(TypeError, records.put, records_mod.RDS, broken)
         self.assertEqual(rd, records.find_definition('snapped'))
+
+    def test_views_filtered_by_an_unknown_node_are_404(self):
+        # LINSTOR loads each node a view of resources or storage pools is
+        # filtered by, and refuses one it does not know: 404, the node's
+        # not-found code with no object bits.
+        for path in ('/v1/view/resources', '/v1/view/storage-pools'):
+            e = self.assertRaises(httpd.HTTPError, self.ls.api.route, 'GET',
+                                  path, [('nodes', 'SAT-1'),
+                                         ('nodes', 'nowhere')], None)
+            self.assertEqual(404, e.status)
+            self.assertEqual((0xC000000000000000 | 300) - (1 << 64),
+                             e.payload[0]['ret_code'])
+            self.assertEqual("Node 'nowhere' not found.",
+                             e.payload[0]['message'])
+            self.assertTrue(self.ls.call('GET', path, [('nodes', 'SAT-1')]))
+        # Filters LINSTOR does not load by stay quiet.
+        for path, query in (
+                ('/v1/view/resources', [('resources', 'nothing')]),
+                ('/v1/view/resources', [('storage_pools', 'nopool')]),
+                ('/v1/view/storage-pools', [('nodes', 'nowhere'),
+                                            ('cached', 'true')]),
+                ('/v1/view/snapshots', [('nodes', 'nowhere')])):
+            self.assertEqual([], self.ls.call('GET', path, query), path)
 
     def test_definitions_are_found_by_the_nodes_of_their_snapshots(self):
         store = self.ls.store

@@ -16,6 +16,7 @@
 
 from unittest import mock
 
+from cinder import exception
 from cinder import objects
 
 from cinder_driver.common import exception as flash_exception
@@ -283,6 +284,27 @@ class LinstorAttachCrashTestCase(base.LinstorDriverTestCase):
                       vol.name_id, self.requests())
         self.assertTrue(self.requests()[-3].endswith('/make-available'),
                         self.requests())
+        self.assert_as_before(vol, replicas, props)
+
+    def test_attach_to_a_host_that_is_not_a_linstor_node(self):
+        """LINSTOR answers the attach's first call, a view of resources
+        filtered by the host, with 404 when it has no such node: the
+        attach stops there, having written nothing, and says why.
+        """
+        host = 'no-such-node-%s' % self.getUniqueString().split('-')[-1]
+        vol = self.attachable(self.create())
+        replicas, props = self.replicas(vol), self.rd(vol)['props']
+        before = len(self.requests())
+        err = self.assertRaises(exception.VolumeBackendAPIException,
+                                self.driver.initialize_connection, vol,
+                                {'host': host})
+        self.assertIn('%s: it is not a LINSTOR node' % host, str(err))
+        self.assertIn("Node '%s' not found." % host, str(err))
+        self.assertEqual(['GET /v1/view/resources'],
+                         [r.split('?')[0] for r in self.requests()[before:]])
+        self.assert_as_before(vol, replicas, props)
+        # Nothing to undo: a detach from it finds nothing of the attach.
+        self.driver.terminate_connection(vol, {'host': host})
         self.assert_as_before(vol, replicas, props)
 
 

@@ -369,6 +369,63 @@ class LinstorWireTestCase(testtools.TestCase):
                                   'query-max-volume-size' % self.group)
         self.assertIn(status, (200, 500), reply)
 
+    # -- lists ----------------------------------------------------------------
+    def test_definitions_are_listed_by_upper_cased_name(self):
+        # LINSTOR keeps them in a map sorted by the upper-cased name
+        # (``_`` after the letters), whatever order they came in.
+        for suffix in ('b-x', 'A_x', 'ab', 'Aa', 'a-1'):
+            _n, status, reply = self.new_rd(suffix)
+            self.assertEqual(201, status, reply)
+        status, listed = self.call('GET', '/v1/resource-definitions')
+        self.assertEqual(200, status, listed)
+        names = [d['name'] for d in listed]
+        mark = self.prefix + '-'
+        self.assertEqual(['a-1', 'Aa', 'ab', 'A_x', 'b-x'], [
+            n[len(mark):] for n in names if n.startswith(mark)])
+        self.assertEqual(sorted(names, key=str.upper), names)
+        start = names.index(mark + 'Aa')
+        status, page = self.call('GET', '/v1/resource-definitions',
+                                 params={'limit': 2, 'offset': start})
+        self.assertEqual(names[start:start + 2], [d['name'] for d in page])
+        # Without a limit there is no page: the offset is ignored.
+        status, page = self.call('GET', '/v1/resource-definitions',
+                                 params={'offset': start})
+        self.assertEqual(names, [d['name'] for d in page])
+        # A negative offset is the exception Java's Stream.skip throws.
+        status, reply = self.call('GET', '/v1/resource-definitions',
+                                  params={'limit': 2, 'offset': -1})
+        entry = self.assertRefused(status, reply, 998)
+        self.assertEqual(('Exception thrown.', '-1'),
+                         (entry['message'], entry.get('details')))
+
+    def test_views_filtered_by_an_unknown_node_are_404(self):
+        # LINSTOR loads each node a view of resources or storage pools
+        # names, to ask it for space, and refuses one it does not know.
+        node = self.prefix + '-nonode'
+        known = self.target.nodes[0]
+        for path, nodes in (('/v1/view/resources', [node]),
+                            ('/v1/view/resources', [known, node]),
+                            ('/v1/view/storage-pools', [node])):
+            status, reply = self.call('GET', path, params={'nodes': nodes})
+            entry = self.assertRefused(status, reply, 300, http=404)
+            self.assertEqual("Node '%s' not found." % node, entry['message'])
+            self.assertIn(node, entry['correction'])
+        # The other filters, a storage-pool view from the cache and the
+        # snapshot view filter quietly.
+        for path, params in (
+                ('/v1/view/resources', {'resources': self.prefix + '-no'}),
+                ('/v1/view/resources', {'storage_pools': 'nopool'}),
+                ('/v1/view/storage-pools', {'storage_pools': 'nopool'}),
+                ('/v1/view/storage-pools', {'nodes': node,
+                                            'cached': 'true'}),
+                ('/v1/view/snapshots', {'nodes': node})):
+            self.assertEqual((200, []), self.call('GET', path,
+                                                  params=params), path)
+        status, rows = self.call('GET', '/v1/view/storage-pools',
+                                 params={'nodes': known.upper()})
+        self.assertEqual(200, status, rows)
+        self.assertTrue(rows)
+
     # -- bodies and reports ---------------------------------------------------
     def test_unreadable_bodies_are_400_and_reported(self):
         path = '/v1/resource-definitions'

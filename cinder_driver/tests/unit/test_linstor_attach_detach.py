@@ -74,6 +74,26 @@ class AttachTestCase(fakes.AdapterTestCase):
                           self.adapter.initialize_connection,
                           self.volume(), {'host': 'comp-1'})
 
+    def test_attach_to_a_host_linstor_does_not_know(self):
+        # LINSTOR answers a resource view filtered by a node it does not
+        # know with 404: the attach stops there, before its intent or a
+        # create, and says what the operator must do.
+        self.client.resource.side_effect = fakes.refusal(
+            300, "Node 'comp-9' not found.", status=404)
+        e = self.assertRaises(exception.VolumeBackendAPIException,
+                              self.adapter.initialize_connection,
+                              self.volume(), {'host': 'comp-9'})
+        self.assertIn('comp-9: it is not a LINSTOR node', str(e))
+        self.assertIn("Node 'comp-9' not found.", str(e))
+        self.client.modify_resource_definition.assert_not_called()
+        self.client.make_available.assert_not_called()
+        # Any other refusal of the lookup is LINSTOR's own.
+        self.client.resource.side_effect = fakes.refusal(998, 'boom')
+        e = self.assertRaises(flash_exception.ArrayAPIError,
+                              self.adapter.initialize_connection,
+                              self.volume(), {'host': 'comp-1'})
+        self.assertNotIn('not a LINSTOR node', str(e))
+
     def test_connector_without_host(self):
         self.assertRaises(exception.InvalidConnectorException,
                           self.adapter.initialize_connection, self.volume(),
