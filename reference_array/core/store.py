@@ -524,29 +524,6 @@ class Store(object):
                     kind, view)).fetchall()
         return '[%s]' % ','.join(t for (t,) in texts)
 
-    def page_by_key(self, kind, field, offset, limit, expr='o.body',
-                    args=()):
-        """A page of the objects of ``kind`` in the order of their
-        ``field`` key (then id): from ``offset``, at most ``limit``
-        (None: all), each as ``expr`` (JSON SQL over the row ``o``,
-        ``args`` its parameters), decoded at once.
-
-        The skipped objects are walked in the keys index only: the
-        subquery's LIMIT keeps SQLite from joining them to their rows,
-        so none is read. ``field`` must be a key every object has once
-        (a name), whose encoded values order as the objects should.
-        """
-        with self.lock:
-            texts = self._db.execute(
-                'SELECT %s FROM (SELECT value, id FROM object_keys WHERE '
-                'kind = ? AND field = ? ORDER BY value, id LIMIT ? OFFSET ?'
-                ') p JOIN objects o ON o.kind = ? AND o.id = p.id ORDER BY '
-                'p.value, p.id' % expr, tuple(args) + (
-                    kind, field, -1 if limit is None else limit, offset,
-                    kind)).fetchall()
-        # One decode for the page, not one per object.
-        return json.loads('[%s]' % ','.join(t for (t,) in texts))
-
     def select(self, kind, q, without=()):
         """(total, page of objects) of a ``query.Query`` over ``kind``;
         ``without``: top-level fields left out of each (neither read nor
