@@ -126,7 +126,9 @@ class Array(object):
         self.store = store_mod.Store(
             db_path, key_functions=dict(k2_models.KEY_FUNCTIONS,
                                         **linstor_models.KEY_FUNCTIONS),
-            kept=k2_models.KEPT + linstor_models.KEPT)
+            kept=k2_models.KEPT + linstor_models.KEPT,
+            views=dict(k2_models.VIEW_FUNCTIONS,
+                       **linstor_models.VIEW_FUNCTIONS))
         self.engine = native_engine.create(self.store)
         self.faults = faults_mod.Injector(seed=args.fault_seed)
         if args.faults:

@@ -23,7 +23,10 @@ object's keys in ``object_keys`` inside the same transaction, so the keys
 roll back with the object. The keys of an object are derived from it
 alone (by its kind's key function, else ``keys_of``), so a database
 written before they existed, or with other keys, gets them when it is
-opened. Collections are filtered, ordered and paged in SQL
+opened. A kind may also declare views of its objects (``views``): JSON
+texts kept beside each object the same way, written by every put, so
+that a page of them is sent as stored (``page_text``). Collections are
+filtered, ordered and paged in SQL
 (``select``, see ``query``); only the page is decoded. Kept totals,
 declared when the store is built (``kept``), are one row each, moved by
 triggers in the transaction of each change: the sum of a keyed integer
@@ -59,6 +62,13 @@ CREATE TABLE IF NOT EXISTS object_keys (
     PRIMARY KEY (kind, field, value, id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS object_keys_of ON object_keys (kind, id);
+CREATE TABLE IF NOT EXISTS object_views (
+    kind TEXT NOT NULL,
+    id INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    text TEXT NOT NULL,
+    PRIMARY KEY (kind, id, name)
+);
 """
 # The triggers that keep the sum of a keyed field: they test the key
 # row's kind and field before doing anything, so other keys cost no
@@ -105,8 +115,9 @@ def total_name(kind, field):
 
 # PRAGMA user_version of a database whose object_keys are those its
 # kinds' key functions give (2: typed K2 models; 3: typed LINSTOR models;
-# 4: LINSTOR names folded to upper case).
-KEYED = 4
+# 4: LINSTOR names folded to upper case; 5: object_views, LINSTOR
+# definitions' wire views).
+KEYED = 5
 # Longer values (a description, a certificate) are keyed by their digest:
 # lookups stay exact and no key row grows with what a client sends.
 MAX_KEY_TEXT = 256
@@ -146,14 +157,17 @@ def keys_of(body):
 
 class Store(object):
 
-    def __init__(self, path, key_functions=None, kept=()):
+    def __init__(self, path, key_functions=None, kept=(), views=None):
         """``key_functions``: kind -> function(row) -> (field, value)
         pairs, for kinds whose keys their model says (default
         ``keys_of``); ``kept``: the (kind, field) totals to keep, a
         keyed integer field's sum, or with ``COUNT`` as the field the
-        number of objects of the kind.
+        number of objects of the kind; ``views``: kind -> function(row)
+        -> {name: view}, the views kept of each object of the kind (as
+        JSON text, see ``page_text``).
         """
         self._key_functions = dict(key_functions or {})
+        self._views = dict(views or {})
         self._db = sqlite3.connect(path, isolation_level=None,
                                    check_same_thread=False)
         # Takes effect when the file is new. Chunk data lives in segment
@@ -218,15 +232,19 @@ class Store(object):
             callback()
 
     def _add_keys(self):
-        """Key every object of a database written before object_keys."""
+        """Key every object of a database written before object_keys,
+        and write its views (before object_views).
+        """
         if self._db.execute('PRAGMA user_version').fetchone()[0] >= KEYED:
             return
         with self.transaction():
             self._db.execute('DELETE FROM object_keys')
+            self._db.execute('DELETE FROM object_views')
             for kind, obj_id, body in self._db.execute(
                     'SELECT kind, id, body FROM objects').fetchall():
-                self._put_keys(kind, obj_id,
-                               self._keys(kind, json.loads(body)))
+                body = json.loads(body)
+                self._put_keys(kind, obj_id, self._keys(kind, body))
+                self._put_views(kind, obj_id, body)
             self._db.execute('PRAGMA user_version=%d' % KEYED)
 
     def close(self):
@@ -318,6 +336,20 @@ class Store(object):
             [(kind, field, encode_key(value), obj_id)
              for field, value in keys])
 
+    def _put_views(self, kind, obj_id, body):
+        """Write the views of ``body`` its kind declares, if any: here
+        only, so that no write of the object leaves them behind it.
+        """
+        view_function = self._views.get(kind)
+        if view_function is None:
+            return
+        self._db.execute('DELETE FROM object_views WHERE kind=? AND id=?',
+                         (kind, obj_id))
+        self._db.executemany(
+            'INSERT INTO object_views VALUES (?,?,?,?)',
+            [(kind, obj_id, name, json.dumps(view))
+             for name, view in view_function(body).items()])
+
     def put(self, kind, obj_id, body, keys=None):
         """Store ``body``; ``keys``: its (field, value) pairs, if the
         caller has them already (else its kind's key function's).
@@ -329,6 +361,7 @@ class Store(object):
                              (kind, obj_id))
             self._put_keys(kind, obj_id, self._keys(kind, body)
                            if keys is None else keys)
+            self._put_views(kind, obj_id, body)
 
     def get(self, kind, obj_id):
         with self.lock:
@@ -341,6 +374,8 @@ class Store(object):
         with self.transaction():
             self._db.execute('DELETE FROM object_keys WHERE kind=? AND id=?',
                              (kind, obj_id))
+            self._db.execute('DELETE FROM object_views WHERE kind=? AND '
+                             'id=?', (kind, obj_id))
             cur = self._db.execute('DELETE FROM objects WHERE kind=? AND id=?',
                                    (kind, obj_id))
             return cur.rowcount > 0
@@ -468,28 +503,26 @@ class Store(object):
                 (path, kind, field, encode_key(value))).fetchall()
         return [r[0] for r in rows]
 
-    def page_by_key(self, kind, field, offset, limit, expr='o.body',
-                    args=()):
-        """A page of the objects of ``kind`` in the order of their
-        ``field`` key (then id): from ``offset``, at most ``limit``
-        (None: all), each as ``expr`` (JSON SQL over the row ``o``,
-        ``args`` its parameters), decoded at once.
+    def page_text(self, kind, field, offset, limit, view):
+        """A page of the ``view`` texts of the objects of ``kind`` (see
+        ``views``) in the order of their ``field`` key (then id), from
+        ``offset``, at most ``limit`` (None: all): one JSON array text,
+        nothing decoded.
 
         The skipped objects are walked in the keys index only: the
-        subquery's LIMIT keeps SQLite from joining them to their rows,
+        subquery's LIMIT keeps SQLite from joining them to their views,
         so none is read. ``field`` must be a key every object has once
         (a name), whose encoded values order as the objects should.
         """
         with self.lock:
             texts = self._db.execute(
-                'SELECT %s FROM (SELECT value, id FROM object_keys WHERE '
+                'SELECT v.text FROM (SELECT value, id FROM object_keys WHERE '
                 'kind = ? AND field = ? ORDER BY value, id LIMIT ? OFFSET ?'
-                ') p JOIN objects o ON o.kind = ? AND o.id = p.id ORDER BY '
-                'p.value, p.id' % expr, tuple(args) + (
+                ') p JOIN object_views v ON v.kind = ? AND v.id = p.id AND '
+                'v.name = ? ORDER BY p.value, p.id', (
                     kind, field, -1 if limit is None else limit, offset,
-                    kind)).fetchall()
-        # One decode for the page, not one per object.
-        return json.loads('[%s]' % ','.join(t for (t,) in texts))
+                    kind, view)).fetchall()
+        return '[%s]' % ','.join(t for (t,) in texts)
 
     def select(self, kind, q, without=()):
         """(total, page of objects) of a ``query.Query`` over ``kind``;

@@ -20,7 +20,8 @@ every dialect. The api object has:
 
 ``users``                  {user: password} for Basic auth, or None
 ``route(method, path, query, body)``  -> (status, payload); may raise
-                           HTTPError
+                           HTTPError; a ``JSONText`` payload is sent as
+                           it is
 ``parse_body(raw)``        the decoded request body (``decode_json``
                            does the JSON)
 ``error_payload(status, message)``    the dialect's error body
@@ -87,6 +88,15 @@ def decode_json(raw):
                          MAX_DEPTH) from None
     _depth(value, MAX_DEPTH)
     return value
+
+
+class JSONText(object):
+    """A reply body that is JSON text already (a page the store joined
+    from texts it keeps): sent as it is, not decoded and encoded again.
+    """
+
+    def __init__(self, text):
+        self.text = text
 
 
 class HTTPError(Exception):
@@ -170,7 +180,11 @@ def _make_handler(api, server):
             LOG.debug('%s %s', self.address_string(), fmt % args)
 
         def _send(self, status, payload, headers=()):
-            body = b'' if payload is None else json.dumps(payload).encode()
+            if isinstance(payload, JSONText):
+                body = payload.text.encode()
+            else:
+                body = b'' if payload is None else json.dumps(
+                    payload).encode()
             self.send_response(status)
             for key, value in headers:
                 self.send_header(key, value)

@@ -322,6 +322,8 @@ BY_KIND = {m.KIND: m for m in STORED + COMPUTED}
 # The store finds each stored kind under the keys its model gives.
 KEY_FUNCTIONS = {m.KIND: (lambda m: lambda row: m.from_row(row).keys())(m)
                  for m in STORED}
+# No K2 kind keeps views of its objects (see the LINSTOR models').
+VIEW_FUNCTIONS = {}
 # Totals the store keeps (one row each): every stored kind's number of
 # objects (a page's total, the driver's volume count) and the volumes'
 # provisioned size (the capacity poll).

@@ -328,11 +328,18 @@ class LinstorAPI(object):
         return names
 
     def _definitions(self, query):
-        """``GET /v1/resource-definitions``: only the page is read."""
+        """``GET /v1/resource-definitions``: only the page is read, and
+        a page of all is sent as the store holds it, neither decoded nor
+        encoded again.
+        """
         offset, limit = _window(query)
-        return self.backend.definitions.resource_definitions(
-            _multi(query, 'resource_definitions'),
-            _flag(query, 'with_volume_definitions'), offset, limit)
+        names = _multi(query, 'resource_definitions')
+        with_vds = _flag(query, 'with_volume_definitions')
+        if names:
+            return self.backend.definitions.resource_definitions(
+                names, with_vds, offset, limit)
+        return httpd.JSONText(self.backend.definitions.page_text(
+            with_vds, offset, limit))
 
     def _error_reports(self, query, ids=()):
         params = dict(query)

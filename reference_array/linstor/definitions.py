@@ -21,39 +21,7 @@ from reference_array.linstor import fields
 from reference_array.linstor import models
 from reference_array.linstor import outcomes
 from reference_array.linstor import records as rec
-
-# ``rd_view`` of a stored definition ``o``, built by SQLite from its row:
-# a page of 100 is one statement and one decode, where decoding each row
-# into its model (checking every field again) and building its view in
-# Python took most of the page's time. The model's defaults stand in
-# for fields a row leaves out. ``test_a_page_shows_what_a_definition_
-# shows`` holds it equal to ``rd_view``.
-_LAYERS = "(SELECT json_group_array(%s) FROM json_each(o.body, '$.layers') l)"
-_RD_LAYER = _LAYERS % (
-    "CASE l.value WHEN 'DRBD' THEN json_object('type', 'DRBD', 'data', "
-    "json_object('peer_slots', coalesce(o.body ->> '$.peer_slots', ?), "
-    "'al_stripes', 1, 'al_stripe_size_kib', 32, 'port', o.body ->> "
-    "'$.port', 'transport_type', 'IP', 'secret', o.body ->> '$.secret', "
-    "'down', json('false'))) ELSE json_object('type', l.value) END")
-_VD_LAYER = _LAYERS % (
-    "CASE l.value WHEN 'DRBD' THEN json_object('type', 'DRBD', 'data', "
-    "json_object('minor_number', v.value ->> '$.minor')) ELSE "
-    "json_object('type', l.value) END")
-_VDS = (
-    "json_object('volume_definitions', (SELECT json_group_array("
-    "json_object('volume_number', v.value ->> '$.volume_number', "
-    "'size_kib', v.value ->> '$.size_kib', 'props', json(coalesce("
-    "v.value -> '$.props', '{}')), 'flags', json(coalesce(v.value -> "
-    "'$.flags', '[]')), 'layer_data', %s, 'uuid', v.value ->> '$.uuid'))"
-    " FROM json_each(o.body, '$.vds') v))" % _VD_LAYER)
-_RD_VIEW = (
-    "json_patch(json_patch(json_object('name', o.body ->> '$.name', "
-    "'props', json(coalesce(o.body -> '$.props', '{}')), 'flags', "
-    "json('[]'), 'layer_data', %s, 'uuid', o.body ->> '$.uuid', "
-    "'resource_group_name', o.body ->> '$.rg'), CASE WHEN coalesce("
-    "o.body ->> '$.external_name', '') = '' THEN '{}' ELSE json_object("
-    "'external_name', o.body ->> '$.external_name') END), %s)" % (
-        _RD_LAYER, '%s'))
+from reference_array.linstor import views
 
 
 class Definitions(object):
@@ -65,76 +33,33 @@ class Definitions(object):
         self.nodes = nodes
         self.store = records.store
 
-    # -- wire forms of ``models.ResourceDefinition`` and its volumes ------
-    @staticmethod
-    def _layer_data(rd):
-        out = []
-        for layer in rd.layers:
-            entry = {'type': layer}
-            if layer == 'DRBD':
-                entry['data'] = {
-                    'peer_slots': rd.peer_slots,
-                    'al_stripes': 1,
-                    'al_stripe_size_kib': 32,
-                    'port': rd.port,
-                    'transport_type': 'IP',
-                    'secret': rd.secret,
-                    'down': False
-                }
-            out.append(entry)
-        return out
-
-    @staticmethod
-    def vd_view(rd, vd):
-        layer_data = [{'type': layer} for layer in rd.layers]
-        for entry in layer_data:
-            if entry['type'] == 'DRBD':
-                entry['data'] = {'minor_number': vd.minor}
-        return {
-            'volume_number': vd.volume_number,
-            'size_kib': vd.size_kib,
-            'props': dict(vd.props),
-            'flags': list(vd.flags),
-            'layer_data': layer_data,
-            'uuid': vd.uuid
-        }
-
-    def rd_view(self, rd, with_vds=False):
-        view = {
-            'name': rd.name,
-            'props': dict(rd.props),
-            'flags': [],
-            'layer_data': self._layer_data(rd),
-            'uuid': rd.uuid,
-            'resource_group_name': rd.rg
-        }
-        if rd.external_name:
-            view['external_name'] = rd.external_name
-        if with_vds:
-            view['volume_definitions'] = [
-                self.vd_view(rd, vd) for vd in rd.vds
-            ]
-        return view
+    # The wire forms (``views``): also what the store keeps of each.
+    vd_view = staticmethod(views.vd_view)
+    rd_view = staticmethod(views.rd_view)
 
     def _typed(self, name):
         return self.records.load(rec.RDS, name)
 
-    def resource_definitions(self, names=(), with_vds=False, offset=0,
+    def resource_definitions(self, names, with_vds=False, offset=0,
                              limit=None):
-        """Views of the definitions named (any case), or a page of all
-        (``offset``, at most ``limit``), by upper-cased name.
+        """Views of the definitions named (any case), by upper-cased
+        name, from ``offset``, at most ``limit``.
         """
-        if not names:
-            # In the order LINSTOR lists them, by the upper-cased name:
-            # the offset is walked in the names' index.
-            return self.store.page_by_key(
-                rec.RDS, 'name.folded', offset, limit, _RD_VIEW % (
-                    _VDS if with_vds else "'{}'"),
-                (models.DEFAULT_PEER_SLOTS,))
         found = sorted(self.records.named(rec.RDS, names),
                        key=lambda rd: rd['name'].upper())
         return [self.rd_view(self.records.typed(rec.RDS, rd), with_vds)
                 for rd in found[offset:][:limit]]
+
+    def page_text(self, with_vds=False, offset=0, limit=None):
+        """A page of all definitions, as JSON text: their stored views
+        joined, none decoded.
+
+        In the order LINSTOR lists them, by the upper-cased name: the
+        offset is walked in the names' index.
+        """
+        return self.store.page_text(
+            rec.RDS, 'name.folded', offset, limit,
+            views.WITH_VDS if with_vds else views.PLAIN)
 
     def in_group(self, rg_name):
         """Names of the definitions of a resource group (any case)."""

@@ -88,7 +88,8 @@ class Filled(fixtures.Fixture):
         path = os.path.join(self.useFixture(fixtures.TempDir()).path,
                             'array.db')
         self.store = store_mod.Store(path, key_functions=models.KEY_FUNCTIONS,
-                                     kept=models.KEPT)
+                                     kept=models.KEPT,
+                                     views=models.VIEW_FUNCTIONS)
         self.addCleanup(self.store.close)
         self.engine = engine_mod.Engine(self.store)
         self.addCleanup(self.engine.close)

@@ -23,8 +23,13 @@ SQL statements it runs, the SQLite virtual machine steps they take and
 the stored rows it decodes, at 10 and at 1,000 definitions.
 """
 
+import json
+import sqlite3
+
 import testtools
 
+from reference_array.core import store as store_mod
+from reference_array.http import server as httpd
 from reference_array.linstor import api as api_mod
 from reference_array.linstor import backend as backend_mod
 from reference_array.linstor import models
@@ -36,6 +41,8 @@ PROBE = 'probe-node'
 PER_OBJECT_STEPS = costs.PER_OBJECT_STEPS
 # VM steps per definition an offset skips.
 OFFSET_STEPS = 6
+# What a client does with a reply: not counted as the store's decodes.
+CLIENT = json.JSONDecoder()
 
 
 class InProcessLinstor(costs.Filled):
@@ -55,6 +62,9 @@ class InProcessLinstor(costs.Filled):
 
     def call(self, method, path, query=(), body=None):
         status, payload = self.api.route(method, path, list(query), body)
+        if isinstance(payload, httpd.JSONText):
+            # Sent as it is (``JSONServer``): what the client reads.
+            payload = CLIENT.decode(payload.text)
         if status >= 300:
             raise AssertionError('%s %s: %s %s' % (method, path, status,
                                                    payload))
@@ -157,9 +167,11 @@ class LinstorScaleTestCase(testtools.TestCase):
         self.assertLess(large.steps - small.steps,
                         (LARGE - SMALL * 20) // 2 * OFFSET_STEPS, detail)
 
-    def test_a_page_is_one_decode_whatever_its_length(self):
-        # The page's views are built in SQL and decoded at once: not a
-        # row, a model and a view per definition (100 of each before).
+    def test_a_page_decodes_nothing_whatever_its_length(self):
+        # The page is the definitions' stored views joined, sent as they
+        # are: one statement, no row, model or view decoded (one decode
+        # of the views built in SQL before; 100 rows, models and views
+        # before that).
         self.ls.fill(SMALL * 20)
         found = []
         for limit in (2, 100):
@@ -171,13 +183,27 @@ class LinstorScaleTestCase(testtools.TestCase):
             found.append(cost)
         self.assertEqual((1, 1), (found[0].statements, found[1].statements),
                          found)
-        self.assertEqual((1, 1), (found[0].decoded, found[1].decoded),
+        self.assertEqual((0, 0), (found[0].decoded, found[1].decoded),
                          found)
 
+    def assertPageShowsDefinitions(self, count):
+        """The page of all, with and without volumes, is the views the
+        named lookup builds from each definition (``rd_view``).
+        """
+        for with_vds in ('false', 'true'):
+            page = self.ls.call('GET', '/v1/resource-definitions', [
+                ('limit', '100'), ('with_volume_definitions', with_vds)])
+            named = self.ls.call('GET', '/v1/resource-definitions', [
+                ('resource_definitions', ','.join(d['name'] for d in page)),
+                ('with_volume_definitions', with_vds)])
+            self.assertEqual(count, len(page))
+            self.assertEqual(named, page)
+        return page
+
     def test_a_page_shows_what_a_definition_shows(self):
-        # The page's views, built in SQL, are those of the definitions'
-        # own (``rd_view``), with their volumes when asked for, whatever
-        # the definition holds.
+        # The page's views, stored with each definition, are those of
+        # the definitions' own (``rd_view``), with their volumes when
+        # asked for, whatever the definition holds.
         self.ls.fill(SMALL)
         ls = self.ls
         ls.call('POST', '/v1/resource-definitions', body={
@@ -195,13 +221,77 @@ class LinstorScaleTestCase(testtools.TestCase):
         for with_vds in ('false', 'true'):
             page = self.ls.call('GET', '/v1/resource-definitions', [
                 ('limit', '100'), ('with_volume_definitions', with_vds)])
-            named = self.ls.call('GET', '/v1/resource-definitions', [
-                ('resource_definitions', ','.join(d['name'] for d in page)),
-                ('with_volume_definitions', with_vds)])
-            self.assertEqual(SMALL + 4, len(page))
-            self.assertEqual(named, page)
             self.assertEqual(with_vds == 'true', all(
                 len(d.get('volume_definitions', ())) >= 1 for d in page))
+        self.assertPageShowsDefinitions(SMALL + 4)
+
+    def test_a_page_shows_every_change_of_a_definition(self):
+        # Each kind of write of a definition rewrites its stored views:
+        # the page shows the change as the definition's own view does.
+        ls = self.ls
+        rd = '/v1/resource-definitions/'
+        ls.call('POST', '/v1/resource-groups', body={'name': 'gold'})
+        ls.call('POST', rd, body={'resource_definition': {
+            'name': 'changed', 'external_name': 'its external name'}})
+        changes = [
+            ('PUT', rd + 'changed', {'override_props': {'Aux/a': 'b'}}),
+            ('PUT', rd + 'changed', {'delete_props': ['Aux/a'],
+                                     'override_props': {'Aux/c': 'd'}}),
+            ('PUT', rd + 'changed', {'drbd_port': 7999}),
+            ('PUT', rd + 'changed', {'layer_stack': ['STORAGE']}),
+            ('PUT', rd + 'changed', {'resource_group': 'gold'}),
+            ('POST', rd + 'changed/volume-definitions',
+             {'volume_definition': {'size_kib': 1024}}),
+            ('POST', rd + 'changed/volume-definitions',
+             {'volume_definition': {'size_kib': 2048,
+                                    'props': {'Aux/v': 'w'}}}),
+            ('PUT', rd + 'changed/volume-definitions/0',
+             {'size_kib': 4096}),
+            ('PUT', rd + 'changed/volume-definitions/1',
+             {'override_props': {'Aux/v': 'x'}}),
+            ('DELETE', rd + 'changed/volume-definitions/0', None),
+            ('PUT', rd + 'changed', {'layer_stack': ['DRBD', 'STORAGE']}),
+        ]
+        shown = [self.assertPageShowsDefinitions(3)]
+        for method, path, body in changes:
+            ls.call(method, path, body=body)
+            page = self.assertPageShowsDefinitions(3)
+            self.assertNotIn(page, shown, (method, path, body))
+            shown.append(page)
+        changed, = [d for d in page if d['name'] == 'changed']
+        self.assertEqual(('its external name', 'gold', [(1, 2048)]), (
+            changed['external_name'], changed['resource_group_name'],
+            [(v['volume_number'], v['size_kib'])
+             for v in changed['volume_definitions']]))
+        ls.call('DELETE', rd + 'changed')
+        self.assertPageShowsDefinitions(2)
+        self.assertEqual([], ls.store.connection.execute(
+            'SELECT id FROM object_views WHERE id NOT IN (SELECT id FROM '
+            'objects WHERE kind = ?)', (records_mod.RDS,)).fetchall())
+
+    def test_a_database_stored_before_the_views_gets_them_on_open(self):
+        ls = self.ls
+        path = ls.store.connection.execute(
+            'PRAGMA database_list').fetchone()[2]
+        with ls.store.transaction():
+            ls.store.connection.execute('DROP TABLE object_views')
+            ls.store.connection.execute('PRAGMA user_version=4')
+        reopened = store_mod.Store(path, key_functions=models.KEY_FUNCTIONS,
+                                   kept=models.KEPT,
+                                   views=models.VIEW_FUNCTIONS)
+        self.addCleanup(reopened.close)
+        ls.backend.definitions.store = reopened
+        self.assertEqual(['probe-a', 'probe-b'], [
+            d['name'] for d in CLIENT.decode(
+                ls.backend.definitions.page_text())])
+        self.assertEqual(self.ls.call('GET', '/v1/resource-definitions', [
+            ('resource_definitions', 'probe-a,probe-b'),
+            ('with_volume_definitions', 'true')]), CLIENT.decode(
+                ls.backend.definitions.page_text(with_vds=True)))
+        db = sqlite3.connect(path)
+        self.addCleanup(db.close)
+        self.assertEqual(store_mod.KEYED, db.execute(
+            'PRAGMA user_version').fetchone()[0])
 
     def test_autoplace_does_the_same_work_at_any_size(self):
         found = []
