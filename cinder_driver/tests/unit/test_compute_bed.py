@@ -244,10 +244,10 @@ class TargetTestCase(testtools.TestCase):
         # done, the device is not "still in use".
         att = self._attachment_on('/dev/loop7')
         ours = os.path.realpath(att.export)
-        reads = iter([ours, ours, ours, '/var/tmp/guest/part.img'])
+        theirs = os.path.join(self.useFixture_tmp(), 'part.img')
+        reads = iter([ours, ours, ours])
         with mock.patch.object(iscsi_loop.Attachment, '_loop_backing',
-                               side_effect=lambda _l: next(
-                                   reads, '/var/tmp/guest/part.img')):
+                               side_effect=lambda _l: next(reads, theirs)):
             att.detach(timeout=1)
         self.assertEqual([['blockdev', '--flushbufs', '/dev/loop7'],
                           ['losetup', '--detach', '/dev/loop7']],
