@@ -25,7 +25,6 @@ import re
 from reference_array.core import errors
 from reference_array.http import server as httpd
 from reference_array.linstor import outcomes
-from reference_array.linstor import records as rec
 from reference_array.linstor import reports as reports_mod
 from reference_array.linstor import wire
 
@@ -70,11 +69,14 @@ def failure(exc):
         code = wire.EXISTS[exc.subject]
     else:
         code = REASON_CODES.get(exc.reason, wire.INVLD_REQUEST)
-    return wire.Failure(code, exc.message, obj=exc.subject,
+    # ``bare``: the code names no object (a lookup of the call's filter).
+    return wire.Failure(code, exc.message,
+                        obj=None if exc.context.get('bare') else exc.subject,
                         op=exc.context.get('op'),
                         refs=exc.context.get('refs'),
                         cause=exc.context.get('cause'),
-                        details=exc.context.get('details'))
+                        details=exc.context.get('details'),
+                        correction=exc.context.get('correction'))
 
 
 def entry(report):
@@ -307,25 +309,12 @@ class LinstorAPI(object):
             groups[2], groups[0], groups[1]))
 
     def _known_nodes(self, query, cached=False):
-        """The nodes a view of resources or storage pools is filtered by.
-
-        LINSTOR asks each node named for the space of its thin volumes or
-        pools before it answers, and loads it by name to do so
-        (``CtrlApiDataLoader.loadNode``): a node it does not know is 404,
-        with no object bits in the code. A storage-pool view from the
-        cache (``cached=true``) asks no node, and filters quietly. The
-        snapshot view does not load them either.
+        """The nodes a view of resources or storage pools is filtered by
+        (see ``Nodes.known``); a storage-pool view from the cache
+        (``cached=true``) asks no node, and filters quietly.
         """
         names = _multi(query, 'nodes')
-        for name in () if cached else names:
-            if self.backend.records.find(rec.NODES, name) is None:
-                raise wire.Failure(
-                    wire.NOT_FOUND['node'], "Node '%s' not found." % name,
-                    cause="The specified node '%s' could not be found in "
-                    "the database" % name,
-                    correction="Create a node with the name '%s' first." %
-                    name)
-        return names
+        return names if cached else self.backend.nodes.known(names)
 
     def _definitions(self, query):
         """``GET /v1/resource-definitions``: only the page is read, and

@@ -130,6 +130,19 @@ class Nodes(object):
             view['free_capacity'] = free // 1024
         return view
 
+    def known(self, names):
+        """``names``, refused if LINSTOR has no node of one of them.
+
+        A view of resources or storage pools asks each node named for
+        its space before it answers, loading it by name: a node it does
+        not know is 404 (``outcomes.unknown_node``). The snapshot view
+        does not load them.
+        """
+        for name in names:
+            if self.records.find(rec.NODES, name) is None:
+                raise outcomes.unknown_node(name)
+        return names
+
     def storage_pools(self, nodes=(), pools=()):
         out = []
         for node in self.records.typed_named(rec.NODES, nodes):

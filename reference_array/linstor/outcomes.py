@@ -61,6 +61,18 @@ def not_found(obj, what, op=None, refs=None, message=None):
                            op=op, refs=refs)
 
 
+def unknown_node(name):
+    """A node named by a filter that LINSTOR loads by name
+    (``CtrlApiDataLoader.loadNode``) and does not have: not found, with
+    no object bits in the code, a cause and a correction.
+    """
+    return errors.NotFound(
+        "Node '%s' not found." % name, subject='node', bare=True,
+        cause="The specified node '%s' could not be found in the "
+        "database" % name,
+        correction="Create a node with the name '%s' first." % name)
+
+
 def exists(obj, what, refs=None):
     return errors.Conflict('%s already exists.' % what, subject=obj,
                            reason='exists', op='create', refs=refs)
