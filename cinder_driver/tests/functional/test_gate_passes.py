@@ -36,6 +36,13 @@ HOST_TESTS = (
 )
 CONCURRENT = 'tempest.api.volume.test_volumes_get.VolumesGetTest.test_x'
 SERIAL = 'tempest.api.volume.admin.test_groups.GroupsTest.test_x'
+# Class clean-ups that list every tenant's volumes.
+EVERY_TENANT = (
+    'cinder_tempest_plugin.api.volume.admin.test_volume_replication.'
+    'VolumeReplicationTest.test_x',
+    'cinder_tempest_plugin.api.volume.admin.test_volume_replication_negative.'
+    'VolumeReplicationNegativeTest.test_x',
+)
 
 
 def selected_by(passes, test_id):
@@ -68,6 +75,17 @@ class GatePassesTestCase(testtools.TestCase):
         self.assertEqual([0], selected_by(passes, HOST_TESTS[0]))
         self.assertEqual([1], selected_by(passes, HOST_TESTS[1]))
         self.assertEqual([0], selected_by(passes, CONCURRENT))
+
+    def test_every_tenant_listers_run_alone(self):
+        for cluster in (False, True):
+            passes = run.tempest_passes(run.DEFAULT_REGEX, cluster=cluster)
+            for test_id in EVERY_TENANT:
+                self.assertEqual([1], selected_by(passes, test_id), test_id)
+        # Not caught by a prefix of their names.
+        self.assertEqual([0], selected_by(
+            run.tempest_passes(run.DEFAULT_REGEX, cluster=False),
+            'cinder_tempest_plugin.api.volume.admin.test_volume_types.'
+            'VolumeTypesTest.test_x'))
 
     def test_linstor_pass_in_a_cluster(self):
         passes = run.tempest_passes(run.LINSTOR_REGEX, cluster=True)
