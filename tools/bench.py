@@ -267,6 +267,9 @@ def bench_iops(args, tmp):
             print(' array', flush=True)
             out['ours'] = bench_fio.run(export.uri, array.proc.pid, size,
                                         args.fio_runtime, only)
+            if args.fio_aged_pairs and 'read4k_aged' in out['ours']:
+                out['aged_pairs'] = _aged_pairs(args, tmp, array, export,
+                                                size, size_gib)
         finally:
             export.stop()
         out['ours_rss_MiB'] = array.rss_mib()
@@ -287,6 +290,22 @@ def bench_iops(args, tmp):
     out['ratios'] = bench_fio.ratios(out['ours'], out['tgtd_tmpfs'])
     out['load_after'] = bench_fio.load()
     return out
+
+
+def _aged_pairs(args, tmp, array, aged, size, size_gib):
+    """The aged volume's reads next to a fresh volume's, alternating."""
+    _vg, vol = array.volume('iops-fresh', size_gib)
+    lun = array.map_lun('volumes', vol['id'])
+    fresh = bench_fio.NBDExport(array.info['iscsi_portal'],
+                                array.info['iqn'], lun, INITIATOR,
+                                tmp).start()
+    try:
+        print(' array, aged and fresh volumes alternating', flush=True)
+        return bench_fio.aged_pairs(aged.uri, fresh.uri, array.proc.pid,
+                                    size, args.fio_runtime,
+                                    args.fio_aged_pairs)
+    finally:
+        fresh.stop()
 
 
 def _tgtd_admin(tgt, *args):
@@ -486,6 +505,9 @@ def main():
                         help='seconds of each timed fio step')
     parser.add_argument('--fio-steps', default='',
                         help='comma-separated fio steps (default: all)')
+    parser.add_argument('--fio-aged-pairs', type=int, default=3,
+                        help='alternating fresh and aged random reads on '
+                        'the array after the fio steps (0: none)')
     parser.add_argument('--scale-points', default='0,1000,10000',
                         help='volume counts of the scale section')
     parser.add_argument('--fill-budget', type=float, default=1800,

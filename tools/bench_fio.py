@@ -36,6 +36,13 @@ age1..3      three passes of 4k random writes of mixed data, each over
              every block of the volume once (fio's random map)
 read4k_aged  4k random reads after the three passes
 
+Then, on the array only (``--fio-aged-pairs``), aged against fresh read
+side by side: a second volume of the same size gets the same ``fill``,
+and 4k random reads alternate between it (fresh) and the aged volume,
+a pair at a time, so that both halves of a pair meet the same load and
+the same background work of the array. Each pair's ratio is reported,
+and their median.
+
 Every step runs at queue depth 32. Reported per step: IOPS, MB/s, p50
 and p99 completion latency, and the target's CPU-seconds per GB moved
 (the array's or tgtd's process, not fio's or the daemon's).
@@ -44,6 +51,7 @@ and p99 completion latency, and the target's CPU-seconds per GB moved
 import json
 import os
 import socket
+import statistics
 import subprocess
 import time
 
@@ -198,6 +206,34 @@ def run(uri, pid, size, runtime, only=None, log=print):
     return out
 
 
+def aged_pairs(aged_uri, fresh_uri, pid, size, runtime, pairs, log=print):
+    """Fill the fresh volume, then ``pairs`` x (fresh read, aged read)."""
+    by_name = dict(steps(size, runtime))
+    out = {'fill': None, 'pairs': []}
+    cpu0, wall0 = cpu_seconds(pid), time.monotonic()
+    result = fio(fresh_uri, 'fill_fresh', by_name['fill'])
+    out['fill'] = summary(result['jobs'][0], cpu_seconds(pid) - cpu0,
+                          time.monotonic() - wall0)
+    for n in range(pairs):
+        pair = {}
+        for which, uri in (('fresh', fresh_uri), ('aged', aged_uri)):
+            cpu0, wall0 = cpu_seconds(pid), time.monotonic()
+            result = fio(uri, 'read4k_%s' % which, by_name['read4k'])
+            pair[which] = summary(result['jobs'][0],
+                                  cpu_seconds(pid) - cpu0,
+                                  time.monotonic() - wall0)
+        pair['ratio'] = pair['aged']['iops'] / max(pair['fresh']['iops'],
+                                                   1e-9)
+        out['pairs'].append(pair)
+        log('  pair %d: fresh %8.0f IOPS aged %8.0f IOPS: %3.0f%% '
+            '(load %.1f)' % (n + 1, pair['fresh']['iops'],
+                             pair['aged']['iops'], 100 * pair['ratio'],
+                             pair['aged']['load']))
+    if out['pairs']:
+        out['median'] = statistics.median(p['ratio'] for p in out['pairs'])
+    return out
+
+
 def ratios(ours, anchor):
     """ours/anchor for rates, ours/anchor for p99 (lower is better)."""
     out = {}
@@ -254,6 +290,14 @@ def markdown(result):
     if 'aged_vs_fresh' in r:
         rows.append('| randread aged / fresh (ours) | | %.0f%% | | | | | | |'
                     % (100 * r['aged_vs_fresh']))
+    pairs = result.get('aged_pairs')
+    if pairs and pairs['pairs']:
+        rows.append('| randread aged / fresh, alternating (ours) | %s | '
+                    'median %.0f%% | | | | | | |' % (
+                        ', '.join('%.0f / %.0f' % (
+                            p['aged']['iops'], p['fresh']['iops'])
+                            for p in pairs['pairs']),
+                        100 * pairs['median']))
     if 'ingest_MB_per_cpu_s' in r:
         rows.append('| ingest, fio mixed data (MB per array CPU-s) | %.0f | '
                     '| | | | | | |' % r['ingest_MB_per_cpu_s'])
