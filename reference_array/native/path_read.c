@@ -71,14 +71,15 @@ int do_read(DataPath *p, const uint8_t *cmd, PathLun *lun,
         int64_t idx = pos / chunk, inner = pos % chunk;
         int64_t take = chunk - inner < end - pos ? chunk - inner : end - pos;
         const uint8_t *data;
-        if (store_read_chunk(p->store, lun->chain, lun->n, idx, &data) < 0) {
+        if (store_read_part(p->store, lun->chain, lun->n, idx, inner, take,
+                            &data) < 0) {
             /* The session meets the same error its own way. */
             native_lock_release(p->lock);
             return STOP;
         }
         uint8_t *dst = p->data + (pos - (int64_t)lba * SECTOR);
         if (data)
-            memcpy(dst, data + inner, take);
+            memcpy(dst, data, take);
         else
             memset(dst, 0, take);
         pos += take;

@@ -71,6 +71,9 @@ static const char *SQL[N_STMTS] = {
         "p.idx = ?",
     [S_PATCH_SLOT] = "SELECT chunk FROM patches WHERE layer = ? AND idx = ? "
         "AND slot = ?",
+    [S_PATCH_AT] = "SELECT p.chunk, c.seg, c.off, c.size FROM patches p "
+        "JOIN chunks c ON c.id = p.chunk WHERE p.layer = ? AND p.idx = ? "
+        "AND p.slot = ?",
     [S_PUT_PATCH] = "INSERT OR REPLACE INTO patches VALUES (?, ?, ?, ?)",
     [S_DROP_PATCHES] = "DELETE FROM patches WHERE layer = ? AND idx = ? "
         "RETURNING chunk",

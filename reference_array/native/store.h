@@ -52,7 +52,8 @@ enum {
     S_MAP_READ, S_MAP, S_WHERE, S_LEGACY, S_DIGEST, S_INSERT_CHUNK,
     S_ADD_REFS, S_CHUNK_ROW, S_DELETE_CHUNK, S_DELETE_LEGACY, S_DELETE_MAP,
     S_PUT_MAP, S_WRITTEN, S_TOTAL, S_COUNT_RUN, S_RUN_ROWS, S_NEXT_DATA,
-    S_PATCHES, S_PATCH_SLOT, S_PUT_PATCH, S_DROP_PATCHES, N_STMTS
+    S_PATCHES, S_PATCH_SLOT, S_PATCH_AT, S_PUT_PATCH, S_DROP_PATCHES,
+    N_STMTS
 };
 
 /* Work done, by kind: what the engine's shape tests count. */
@@ -148,6 +149,8 @@ int store_stage(Store *s, int64_t layer, int64_t offset, const uint8_t *buf,
 /* store_patches.c */
 const uint8_t *store_entry_data(Store *s, int64_t layer, int64_t idx,
                                 const int64_t w[5]);
+int store_read_part(Store *s, const int64_t *chain, int n, int64_t idx,
+                    int64_t inner, int64_t len, const uint8_t **out);
 int store_drop_patches(Store *s, int64_t layer, int64_t idx,
                        PyObject *freed);
 int store_loggable(Store *s, const Staged *e, int64_t existing);

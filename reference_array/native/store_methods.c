@@ -112,12 +112,12 @@ static PyObject *Store_read(Store *s, PyObject *args)
         if (take > end - pos)
             take = end - pos;
         const uint8_t *data;
-        if (store_read_chunk(s, chain, n, idx, &data) < 0) {
+        if (store_read_part(s, chain, n, idx, inner, take, &data) < 0) {
             failed = 1;
             break;
         }
         if (data)
-            memcpy(dst + (pos - offset), data + inner, take);
+            memcpy(dst + (pos - offset), data, take);
         else
             memset(dst + (pos - offset), 0, take);
         pos += take;

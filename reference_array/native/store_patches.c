@@ -70,6 +70,86 @@ const uint8_t *store_entry_data(Store *s, int64_t layer, int64_t idx,
     return s->patched;
 }
 
+/* The record of slot ``slot`` of (layer, idx) if it is logged: 1 and
+ * *out its data, 0 if the slot is not logged, -1 on failure. */
+static int logged_slot(Store *s, int64_t layer, int64_t idx, int64_t slot,
+                       const uint8_t **out)
+{
+    sqlite3_stmt *st = store_stmt(s, S_PATCH_AT);
+    if (!st)
+        return -1;
+    sqlite3_bind_int64(st, 1, layer);
+    sqlite3_bind_int64(st, 2, idx);
+    sqlite3_bind_int64(st, 3, slot);
+    int rc = sqlite3_step(st);
+    int64_t chunk = 0, seg = -1, off = 0, size = 0;
+    if (rc == SQLITE_ROW) {
+        chunk = sqlite3_column_int64(st, 0);
+        seg = sqlite3_column_type(st, 1) == SQLITE_NULL ? -1 :
+            sqlite3_column_int64(st, 1);
+        off = sqlite3_column_int64(st, 2);
+        size = sqlite3_column_int64(st, 3);
+    }
+    sqlite3_reset(st);
+    if (rc != SQLITE_ROW) {
+        if (rc == SQLITE_DONE)
+            return 0;
+        store_db_error(s);
+        return -1;
+    }
+    s->work[W_LOG_READS]++;
+    *out = store_chunk_data(s, chunk, 1, seg, off, size);
+    return *out ? 1 : -1;
+}
+
+/* ``len`` bytes at ``inner`` of chunk ``idx`` of the image ``chain``:
+ * *out points at them, or is NULL for zeros. What a read asks of one
+ * chunk. A part inside one slot of a stored chunk with logged slots
+ * needs that slot alone: the slot's record if it is logged, else the
+ * chunk under it; the other slots' records are not read, and a logged
+ * slot's chunk is not decompressed. So a volume's random reads after
+ * overwrites cost what they cost on a fresh volume, before the
+ * background merge has stored its chunks whole again. */
+int store_read_part(Store *s, const int64_t *chain, int n, int64_t idx,
+                    int64_t inner, int64_t len, const uint8_t **out)
+{
+    const uint8_t *data = NULL;
+    int64_t slot = inner / PATCH_SLOT;
+    for (int k = 0; k < n; k++) {
+        if (s->staged.count && staged_get(&s->staged, chain[k], idx)) {
+            if (store_read_chunk(s, chain + k, n - k, idx, &data) < 0)
+                return -1;
+            break;
+        }
+        int64_t w[5];
+        int found = store_map_read(s, chain[k], idx, w, 1);
+        if (found < 0)
+            return -1;
+        if (!found)
+            continue;
+        if (!w[0])
+            break;
+        if (w[4] && (inner + len - 1) / PATCH_SLOT == slot) {
+            const uint8_t *record;
+            int logged = logged_slot(s, chain[k], idx, slot, &record);
+            if (logged < 0)
+                return -1;
+            if (logged) {
+                *out = record + inner % PATCH_SLOT;
+                return 0;
+            }
+            data = store_chunk_data(s, w[0], 1, w[1], w[2], w[3]);
+        } else {
+            data = store_entry_data(s, chain[k], idx, w);
+        }
+        if (!data)
+            return -1;
+        break;
+    }
+    *out = data ? data + inner : NULL;
+    return 0;
+}
+
 /* Drop one reference per listed slot record; their bytes were never
  * counted as logical (store_unref takes them off: they go back). */
 static int unref_records(Store *s, int64_t *ids, size_t n, PyObject *freed)

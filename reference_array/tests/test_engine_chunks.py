@@ -162,16 +162,37 @@ class SegmentsTestCase(testtools.TestCase):
                 self.assertLessEqual(work.get('patch_log_reads', 0), bound)
             # The chunk read stored whole, then a slot of it logged (on
             # the native path).
-            self.engine.write(aged, 37 * CHUNK + 4096, os.urandom(3 * 4096))
+            rest = os.urandom(3 * 4096)
+            self.engine.write(aged, 37 * CHUNK + 4096, rest)
             self.engine.flush()
-            self.engine.write(aged, 37 * CHUNK, os.urandom(4096))
+            slot = os.urandom(4096)
+            self.engine.write(aged, 37 * CHUNK, slot)
             self.engine.flush()
+            # A slot that is not logged: the chunk under it alone.
             work = one_read(aged)
+            self.assertEqual(dict(first, patch_log_reads=0),
+                             dict({'patch_log_reads': 0}, **work))
+            # The logged slot: its record alone, nothing decompressed.
+            self.engine.drop_cache()
+            work = self._work(lambda: self.assertEqual(
+                slot, self.engine.read(aged, 37 * CHUNK, 4096)))
+            records = work.pop('patch_log_reads', 0)
+            self.assertEqual(min(bound, 1), records, work)
+            self.assertEqual({'map_probes': 1, 'chunks_fetched': 1,
+                              'bytes_decompressed': 4096 if records
+                              else CHUNK}, work)
+            # Across slots: the chunk with its logged slots applied.
+            self.engine.drop_cache()
+            work = self._work(lambda: self.assertEqual(
+                slot + rest[:4096], self.engine.read(aged, 37 * CHUNK,
+                                                     8192)))
             records = work.pop('patch_log_reads', 0)
             self.assertEqual(min(bound, 1), records, work)
             self.assertEqual({'map_probes': 1, 'chunks_fetched': 1 + records,
                               'bytes_decompressed': CHUNK + records * 4096},
                              work)
+            self.assertEqual(rest[4096:8192], self.engine.read(
+                aged, 37 * CHUNK + 8192, 4096))
         # Once merged, the same work as on a fresh volume.
         while self.engine.merge_patches():
             pass
