@@ -157,6 +157,8 @@ class Engine(object):
         self.chunk = chunk_size
         # ops, bytes and busy seconds per direction, for stats/system.
         self._counters = dict.fromkeys(COUNTERS, 0)
+        # (read ops, write ops) when the main loop last looked.
+        self._io_seen = None
         self._volume_counters = {}
         # Work done, by kind: what the shape tests count.
         self._work = collections.Counter()
@@ -393,11 +395,7 @@ class Engine(object):
         of the machine: that takes a ``flush``). Stored in small
         batches, the lock released between them, so I/O goes on.
         """
-        if older_than and not self._staged_bytes():
-            self.merge_patches(seconds=MERGE_SECONDS)
-        # Segments are compacted here, a step at a time, never in a
-        # write's batch.
-        self.compact_some()
+        self._background(older_than)
         with self.lock:
             now = time.monotonic()
             if not self.staging or now - self._staged_at < older_than:
@@ -415,6 +413,29 @@ class Engine(object):
         with self.lock:
             # What is still staged was written after ``now``.
             self._staged_at = now
+
+    def _background(self, older_than):
+        """The main loop's merging and compaction, before it stores.
+
+        Both hold the lock a step at a time, and a read waits for the
+        step. While the host only reads, each takes one step a look:
+        reads leave nothing to compact, and a read of one slot of a
+        patched chunk costs what it costs once merged (the data path
+        reads the slot alone). Writes leave patches and garbage behind,
+        so when the host writes, or does nothing, both take their time.
+        """
+        merge, compact = MERGE_SECONDS, COMPACT_SECONDS
+        if older_than:
+            now = self.counters
+            seen = (now['read_ops'], now['write_ops'])
+            last, self._io_seen = self._io_seen, seen
+            if last and seen[0] != last[0] and seen[1] == last[1]:
+                merge = compact = 0.0
+            if not self._staged_bytes():
+                self.merge_patches(seconds=merge)
+        # Segments are compacted here, a step at a time, never in a
+        # write's batch.
+        self.compact_some(seconds=compact)
 
     def _in_steps(self, step, seconds):
         """Run ``step() -> (count, more)`` under the lock, letting it go

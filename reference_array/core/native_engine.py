@@ -180,11 +180,7 @@ class NativeEngine(engine_mod.Engine):
         self._native.write(layer, offset, data)
 
     def settle(self, older_than=0.0):
-        if older_than and not self._staged_bytes():
-            self.merge_patches(seconds=engine_mod.MERGE_SECONDS)
-        # Segments are compacted here, a step at a time, never in a
-        # write's batch.
-        self.compact_some()
+        self._background(older_than)
         with self.lock:
             now = time.monotonic()
             if not self._native.staged or \

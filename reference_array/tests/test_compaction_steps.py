@@ -14,8 +14,9 @@
 
 """Segment compaction in bounded steps outside a write's batch, counted
 (never timed): a batch a write waits for compacts nothing; the main
-loop's steps move a bounded number of records each; a crash between
-steps loses nothing.
+loop's steps move a bounded number of records each, one a look of the
+main loop while the host only reads; a crash between steps loses
+nothing.
 """
 
 import os
@@ -108,6 +109,40 @@ class CompactionStepsTestCase(testtools.TestCase):
         self.assertGreaterEqual(steps, sum(moved) // RECORDS)
         self._check(image)
         self.engine.flush()
+        self._check(image)
+
+    def test_a_look_takes_one_step_of_each_while_the_host_only_reads(self):
+        image = self._sparse()
+        budgets = {}
+
+        def recorder(name):
+            def record(seconds, **kwargs):
+                budgets[name] = seconds
+                return 0
+            return record
+        for name in ('merge_patches', 'compact_some'):
+            self.useFixture(fixtures.MockPatchObject(
+                self.engine, name, recorder(name)))
+
+        def look():
+            budgets.clear()
+            self.engine.settle(older_than=60)
+            return dict(budgets)
+        full = {'merge_patches': engine.MERGE_SECONDS,
+                'compact_some': engine.COMPACT_SECONDS}
+        one_step = dict.fromkeys(full, 0.0)
+        self.assertEqual(full, look())
+        self.engine.read(self.vol, 0, 4096)
+        self.assertEqual(one_step, look())
+        self.engine.read(self.vol, CHUNK, 4096)
+        self.assertEqual(one_step, look())
+        # Nothing since: the whole time again.
+        self.assertEqual(full, look())
+        # Reads and a write: the write's patches and garbage count.
+        self.engine.read(self.vol, 0, 4096)
+        self.engine.write(self.vol, 0, image[0])
+        self.engine.flush()
+        self.assertEqual(full, look())
         self._check(image)
 
     def test_a_crash_between_steps_loses_nothing(self):
