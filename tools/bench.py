@@ -258,11 +258,7 @@ def bench_iops(args, tmp):
            'load_before': bench_fio.load()}
     array = Array()
     try:
-        _vg, vol = array.volume('iops', size_gib)
-        lun = array.map_lun('volumes', vol['id'])
-        export = bench_fio.NBDExport(array.info['iscsi_portal'],
-                                     array.info['iqn'], lun, INITIATOR,
-                                     tmp).start()
+        export = _volume_export(array, 'iops', size_gib, tmp)
         try:
             print(' array', flush=True)
             out['ours'] = bench_fio.run(export.uri, array.proc.pid, size,
@@ -292,13 +288,17 @@ def bench_iops(args, tmp):
     return out
 
 
+def _volume_export(array, name, size_gib, tmp):
+    """A new volume of the array, mapped and exported over NBD."""
+    _vg, vol = array.volume(name, size_gib)
+    lun = array.map_lun('volumes', vol['id'])
+    return bench_fio.NBDExport(array.info['iscsi_portal'], array.info['iqn'],
+                               lun, INITIATOR, tmp).start()
+
+
 def _aged_pairs(args, tmp, array, aged, size, size_gib):
     """The aged volume's reads next to a fresh volume's, alternating."""
-    _vg, vol = array.volume('iops-fresh', size_gib)
-    lun = array.map_lun('volumes', vol['id'])
-    fresh = bench_fio.NBDExport(array.info['iscsi_portal'],
-                                array.info['iqn'], lun, INITIATOR,
-                                tmp).start()
+    fresh = _volume_export(array, 'iops-fresh', size_gib, tmp)
     try:
         print(' array, aged and fresh volumes alternating', flush=True)
         return bench_fio.aged_pairs(aged.uri, fresh.uri, array.proc.pid,

@@ -32,6 +32,17 @@
 
 #include "store.h"
 
+/* The data of the slot record a row of ``st`` names from column ``col``:
+ * its chunk id, segment, offset and size. */
+static const uint8_t *record_at(Store *s, sqlite3_stmt *st, int col)
+{
+    int64_t seg = sqlite3_column_type(st, col + 1) == SQLITE_NULL ? -1 :
+        sqlite3_column_int64(st, col + 1);
+    return store_chunk_data(s, sqlite3_column_int64(st, col), 1, seg,
+                            sqlite3_column_int64(st, col + 2),
+                            sqlite3_column_int64(st, col + 3));
+}
+
 /* The data of a map entry ``w`` (see store_map_read) of (layer, idx),
  * its logged slots applied. Valid until the next read. */
 const uint8_t *store_entry_data(Store *s, int64_t layer, int64_t idx,
@@ -49,11 +60,7 @@ const uint8_t *store_entry_data(Store *s, int64_t layer, int64_t idx,
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t slot = sqlite3_column_int64(st, 0);
-        int64_t seg = sqlite3_column_type(st, 2) == SQLITE_NULL ? -1 :
-            sqlite3_column_int64(st, 2);
-        const uint8_t *p = store_chunk_data(
-            s, sqlite3_column_int64(st, 1), 1, seg,
-            sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4));
+        const uint8_t *p = record_at(s, st, 1);
         if (!p) {
             sqlite3_reset(st);
             return NULL;
@@ -82,23 +89,17 @@ static int logged_slot(Store *s, int64_t layer, int64_t idx, int64_t slot,
     sqlite3_bind_int64(st, 2, idx);
     sqlite3_bind_int64(st, 3, slot);
     int rc = sqlite3_step(st);
-    int64_t chunk = 0, seg = -1, off = 0, size = 0;
     if (rc == SQLITE_ROW) {
-        chunk = sqlite3_column_int64(st, 0);
-        seg = sqlite3_column_type(st, 1) == SQLITE_NULL ? -1 :
-            sqlite3_column_int64(st, 1);
-        off = sqlite3_column_int64(st, 2);
-        size = sqlite3_column_int64(st, 3);
+        s->work[W_LOG_READS]++;
+        *out = record_at(s, st, 0);
     }
     sqlite3_reset(st);
+    if (rc == SQLITE_DONE)
+        return 0;
     if (rc != SQLITE_ROW) {
-        if (rc == SQLITE_DONE)
-            return 0;
         store_db_error(s);
         return -1;
     }
-    s->work[W_LOG_READS]++;
-    *out = store_chunk_data(s, chunk, 1, seg, off, size);
     return *out ? 1 : -1;
 }
 
