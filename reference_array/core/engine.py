@@ -420,9 +420,9 @@ class Engine(object):
         Both hold the lock a step at a time, and a read waits for the
         step. While the host only reads, each takes one step a look:
         reads leave nothing to compact, and a read of one slot of a
-        patched chunk costs what it costs once merged (the data path
-        reads the slot alone). Writes leave patches and garbage behind,
-        so when the host writes, or does nothing, both take their time.
+        patched chunk reads that slot alone, which a merge would save
+        little of. Writes leave patches and garbage behind, so when the
+        host writes, or does nothing, both take their time.
         """
         merge, compact = MERGE_SECONDS, COMPACT_SECONDS
         if older_than:

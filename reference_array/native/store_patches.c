@@ -109,8 +109,8 @@ static int logged_slot(Store *s, int64_t layer, int64_t idx, int64_t slot,
  * needs that slot alone: the slot's record if it is logged, else the
  * chunk under it; the other slots' records are not read, and a logged
  * slot's chunk is not decompressed. So a volume's random reads after
- * overwrites cost what they cost on a fresh volume, before the
- * background merge has stored its chunks whole again. */
+ * overwrites cost about what a fresh volume's do (a slot's row more)
+ * before the background merge has stored its chunks whole again. */
 int store_read_part(Store *s, const int64_t *chain, int n, int64_t idx,
                     int64_t inner, int64_t len, const uint8_t **out)
 {
