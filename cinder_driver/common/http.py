@@ -19,6 +19,7 @@ the log, so the K2 and LINSTOR clients only describe their endpoints.
 """
 
 import json
+import ssl
 import time
 
 from oslo_log import log as logging
@@ -44,6 +45,33 @@ def _snippet(text):
     text = ' '.join(str(text).split())
     text = strutils.mask_password(text)
     return text if len(text) <= SNIPPET else text[:SNIPPET] + '...'
+
+
+def _ssl_error(error, depth=0):
+    """The ssl module's own error under requests' and urllib3's wrappers
+    (an argument, a ``reason`` or a cause), or None.
+    """
+    if isinstance(error, ssl.SSLError):
+        return error
+    if depth > 4 or not isinstance(error, BaseException):
+        return None
+    inner = [arg for arg in error.args if isinstance(arg, BaseException)]
+    inner += [getattr(error, 'reason', None), error.__cause__]
+    for each in inner:
+        found = _ssl_error(each, depth + 1) if each else None
+        if found is not None:
+            return found
+    return None
+
+
+def _raised_in(error, function):
+    """Whether ``function`` is on the traceback of ``error``."""
+    frame = error.__traceback__
+    while frame is not None:
+        if frame.tb_frame.f_code.co_name == function:
+            return True
+        frame = frame.tb_next
+    return False
 
 
 class RestSession(object):
@@ -121,8 +149,21 @@ class RestSession(object):
                                             data=data, timeout=self.timeout,
                                             verify=self.verify)
             except requests.exceptions.SSLError as e:
-                raise self._fail(exception.ArrayTLSError, method, path,
-                                 reason=_snippet(e))
+                cause = _ssl_error(e)
+                if not isinstance(cause, (ssl.SSLEOFError,
+                                          ssl.SSLZeroReturnError)):
+                    raise self._fail(exception.ArrayTLSError, method, path,
+                                     reason=_snippet(e))
+                # A hang-up, not a refusal of a certificate or protocol.
+                # One before the handshake ended (an array at its
+                # connection limit does that) sent no request, so any
+                # call is replayed as over a connection never opened.
+                handshake = _raised_in(cause, 'do_handshake')
+                err = self._fail(exception.ArrayUnreachable, method, path,
+                                 reason='the array closed the connection%s'
+                                 % (' during the TLS handshake'
+                                    if handshake else ''))
+                retry = idempotent or handshake
             except requests.exceptions.ConnectTimeout:
                 err = self._fail(exception.ArrayTimeout, method, path,
                                  timeout=self.timeout[0])

@@ -13,10 +13,12 @@
 #    under the License.
 
 import os
+import ssl
 from unittest import mock
 
 from cinder.tests.unit import test
 import requests
+import urllib3
 
 from cinder_driver.common import exception
 from cinder_driver.common import http
@@ -126,6 +128,57 @@ class RestSessionTestCase(test.TestCase):
     def test_tls_failure_is_not_retried(self):
         adapter = fake_http.mount(self.session, [
             Reply(raises=requests.exceptions.SSLError('bad cert'))])
+        self.assertRaises(exception.ArrayTLSError, self.session.request,
+                          'GET', '/v')
+        self.assertEqual(1, len(adapter.calls))
+
+    @staticmethod
+    def _hang_up(where):
+        """What requests raises for an EOF the ssl module met in the
+        function named ``where``.
+        """
+        def fail():
+            raise ssl.SSLEOFError(8, '[SSL: UNEXPECTED_EOF_WHILE_READING] '
+                                  'EOF occurred in violation of protocol')
+        run = type(fail)(fail.__code__.replace(co_name=where),
+                         fail.__globals__)
+        try:
+            run()
+        except ssl.SSLEOFError as e:
+            return requests.exceptions.SSLError(
+                urllib3.exceptions.MaxRetryError(
+                    None, '/v', urllib3.exceptions.SSLError(e)))
+
+    def test_a_hang_up_during_the_handshake_is_retried(self):
+        # An array at its connection limit closes a new connection
+        # before the TLS handshake ends: no request was sent, so even a
+        # POST is sent again.
+        adapter = fake_http.mount(self.session, [
+            Reply(raises=self._hang_up('do_handshake')), Reply(200, {})])
+        self.assertEqual(200, self.session.request('POST', '/v',
+                                                   body={})[0])
+        self.assertEqual(2, len(adapter.calls))
+
+    def test_a_hang_up_after_the_handshake_replays_only_idempotent(self):
+        adapter = fake_http.mount(self.session, [
+            Reply(raises=self._hang_up('read'))])
+        err = self.assertRaises(exception.ArrayUnreachable,
+                                self.session.request, 'POST', '/v', body={})
+        self.assertIn('closed the connection', str(err))
+        self.assertNotIn('handshake', str(err))
+        self.assertEqual(1, len(adapter.calls))
+        adapter = fake_http.mount(self.session, [
+            Reply(raises=self._hang_up('read')), Reply(200, {})])
+        self.assertEqual(200, self.session.request('GET', '/v')[0])
+        self.assertEqual(2, len(adapter.calls))
+
+    def test_a_certificate_refusal_is_not_retried(self):
+        refusal = requests.exceptions.SSLError(
+            urllib3.exceptions.MaxRetryError(
+                None, '/v', urllib3.exceptions.SSLError(
+                    ssl.SSLCertVerificationError(
+                        1, '[SSL: CERTIFICATE_VERIFY_FAILED]'))))
+        adapter = fake_http.mount(self.session, [Reply(raises=refusal)])
         self.assertRaises(exception.ArrayTLSError, self.session.request,
                           'GET', '/v')
         self.assertEqual(1, len(adapter.calls))
