@@ -30,11 +30,13 @@ every dialect. The api object has:
 """
 
 import base64
+import collections
 import hmac
 import http.server
 import json
 import logging
 import os
+import socket
 import socketserver
 import ssl
 import sys
@@ -50,6 +52,9 @@ ADMIN_FAULTS = '/_admin/faults'
 MAX_BODY = 16 * 1024 * 1024
 # Connections served at once (one thread each); more wait in the
 # listen queue, so no client can make the array start unbounded threads.
+# A newcomer that finds every slot taken closes the connection that has
+# waited longest for its next request, if one does, and else waits this
+# long for a slot before it is closed itself.
 MAX_CONNECTIONS = 32
 SLOT_WAIT = 1.0
 # JSON nested deeper than any request of either dialect is refused.
@@ -107,6 +112,71 @@ class HTTPError(Exception):
         self.payload = payload
 
 
+class _Slots(object):
+    """Connection slots, and the connections that wait for a request.
+
+    A connection between requests (a client's idle keep-alive, or a new
+    one that has not spoken yet) holds a slot while it does nothing;
+    clients that pool connections (the drivers keep up to 16 per array)
+    could fill every slot with them and lock everybody out, a silent
+    client on purpose. So a newcomer that finds no free slot closes the
+    connection idle longest, as a server may close an idle persistent
+    connection at any time (RFC 9112, 9.3.1: the client opens another);
+    a pool reuses its newest connections first, so the oldest is the one
+    least likely to be about to carry a request.
+    """
+
+    def __init__(self, count):
+        self._free = threading.BoundedSemaphore(count)
+        self._lock = threading.Lock()
+        self._idle = collections.OrderedDict()
+
+    def take(self, wait):
+        """A slot for a new connection; False after ``wait`` seconds."""
+        if self._free.acquire(blocking=False):
+            return True
+        with self._lock:
+            oldest = self._idle.popitem(last=False)[0] if self._idle \
+                else None
+        if oldest is not None:
+            LOG.info('idle connection from %s closed to make room',
+                     _peer(oldest))
+            try:
+                # The socket's own shutdown (not TLS's): it wakes the
+                # handler thread blocked in a read, which then ends.
+                socket.socket.shutdown(oldest, socket.SHUT_RDWR)
+            except OSError:
+                pass
+        return self._free.acquire(timeout=wait)
+
+    def release(self):
+        self._free.release()
+
+    def idle(self, connection):
+        """``connection`` waits for a request: a newcomer may close it."""
+        with self._lock:
+            self._idle[connection] = True
+            self._idle.move_to_end(connection)
+
+    def busy(self, connection):
+        """``connection`` has a request to serve; False when it was
+        closed to make room first.
+        """
+        with self._lock:
+            return self._idle.pop(connection, None) is not None
+
+    def forget(self, connection):
+        with self._lock:
+            self._idle.pop(connection, None)
+
+
+def _peer(connection):
+    try:
+        return connection.getpeername()[0]
+    except OSError:
+        return 'a closed peer'
+
+
 class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
     allow_reuse_address = True
@@ -114,28 +184,30 @@ class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        self.slots = _Slots(MAX_CONNECTIONS)
 
     def process_request(self, request, client_address):
-        # Wait a moment for a free slot in the accept loop (further
-        # clients stay in the kernel's listen queue, not in threads of
-        # ours); a client that finds none then is closed.
-        if not self._slots.acquire(timeout=SLOT_WAIT):
+        # The slot is taken in the accept loop (further clients stay in
+        # the kernel's listen queue, not in threads of ours).
+        if not self.slots.take(SLOT_WAIT):
             LOG.warning('connection from %s closed: %d connections busy',
                         client_address[0], MAX_CONNECTIONS)
             self.shutdown_request(request)
             return
+        self.slots.idle(request)
         try:
             super().process_request(request, client_address)
         except BaseException:
-            self._slots.release()
+            self.slots.forget(request)
+            self.slots.release()
             raise
 
     def process_request_thread(self, request, client_address):
         try:
             super().process_request_thread(request, client_address)
         finally:
-            self._slots.release()
+            self.slots.forget(request)
+            self.slots.release()
 
     def handle_error(self, request, client_address):
         # Into the array's log, not stderr: a parent that does not read
@@ -168,6 +240,21 @@ def _make_handler(api, server):
             # client would stall every other client and shutdown.
             if isinstance(self.connection, ssl.SSLSocket):
                 self.connection.do_handshake()
+
+        def handle_one_request(self):
+            # The next request's first bytes are awaited as an idle
+            # connection, which a newcomer may close (the slots above).
+            try:
+                arrived = self.rfile.peek(1)
+            except OSError:
+                arrived = b''
+            if not arrived or not self.server.slots.busy(self.connection):
+                self.close_connection = True
+                return
+            try:
+                super().handle_one_request()
+            finally:
+                self.server.slots.idle(self.connection)
 
         def handle(self):
             try:

@@ -166,6 +166,85 @@ class JSONServerTestCase(testtools.TestCase):
         threading.Event().wait(0.5)
         self.assertLessEqual(threading.active_count() - before, 4)
 
+    def _kept_alive(self, srv, count):
+        """``count`` connections that made one request each and stay open
+        for the next, oldest first.
+        """
+        conns = []
+        for _ in range(count):
+            conn = http.client.HTTPConnection(*srv.address, timeout=5)
+            self.addCleanup(conn.close)
+            conn.request('GET', '/x', headers={'Authorization': 'Basic dTpw'})
+            resp = conn.getresponse()
+            resp.read()
+            self.assertEqual(200, resp.status)
+            conns.append(conn)
+        return conns
+
+    def test_idle_connections_make_room_for_a_newcomer(self):
+        self.useFixture(fixtures.MockPatchObject(http_server,
+                                                 'MAX_CONNECTIONS', 4))
+        self.useFixture(fixtures.MockPatchObject(http_server,
+                                                 'SLOT_WAIT', 5.0))
+        srv = self._serve()
+        pooled = self._kept_alive(srv, 4)
+        # Every slot is held by a connection waiting for its next
+        # request: a fifth client is served at once, and the connection
+        # idle longest is the one closed to make room.
+        newcomer = self._kept_alive(srv, 1)[0]
+        self.assertIn('closed to make room', self.logs.output)
+        self.assertNotIn('connections busy', self.logs.output)
+        pooled[0].sock.settimeout(2)
+        self.assertEqual(b'', pooled[0].sock.recv(1))
+        for conn in pooled[1:] + [newcomer]:
+            conn.request('GET', '/x', headers={'Authorization': 'Basic dTpw'})
+            self.assertEqual(200, conn.getresponse().status)
+
+    def test_silent_clients_do_not_lock_others_out(self):
+        self.useFixture(fixtures.MockPatchObject(http_server,
+                                                 'MAX_CONNECTIONS', 4))
+        srv = self._serve()
+        silent = [socket.create_connection(srv.address, 5)
+                  for _ in range(12)]
+        self.addCleanup(lambda: [s.close() for s in silent])
+        self.assertEqual(200, _raw(srv.address, b'GET /x HTTP/1.1\r\n'
+                                   b'Host: a\r\n'
+                                   b'Authorization: Basic dTpw\r\n\r\n'))
+
+    def test_a_connection_with_a_request_is_never_closed_for_room(self):
+        self.useFixture(fixtures.MockPatchObject(http_server,
+                                                 'MAX_CONNECTIONS', 2))
+        self.useFixture(fixtures.MockPatchObject(http_server,
+                                                 'SLOT_WAIT', 0.2))
+        release = threading.Event()
+        route = self.api.route
+        entered = []
+
+        def slow(method, path, query, body):
+            entered.append(path)
+            release.wait(10)
+            return route(method, path, query, body)
+
+        self.api.route = slow
+        srv = self._serve()
+        working = []
+        for _ in range(2):
+            conn = http.client.HTTPConnection(*srv.address, timeout=10)
+            self.addCleanup(conn.close)
+            conn.request('GET', '/x', headers={'Authorization': 'Basic dTpw'})
+            working.append(conn)
+        for _ in range(100):
+            if len(entered) == 2:
+                break
+            threading.Event().wait(0.05)
+        # Both slots serve a request: the newcomer is the one closed.
+        self.assertIsNone(_raw(srv.address, b'GET /x HTTP/1.1\r\n'
+                               b'Host: a\r\n\r\n'))
+        self.assertIn('2 connections busy', self.logs.output)
+        release.set()
+        for conn in working:
+            self.assertEqual(200, conn.getresponse().status)
+
     def test_request_log_rotates(self):
         tmp = self.useFixture(fixtures.TempDir()).path
         self.useFixture(fixtures.MockPatchObject(

@@ -14,12 +14,15 @@
 
 """K2 driver against injected array faults: retries, bounds, no leftovers."""
 
+from concurrent import futures
 import time
 
 from cinder_driver.common import exception as flash_exception
 from cinder_driver.tests.functional import k2_driver_base
 
 GIB = 1024 * 1024
+# The array's REST port serves this many connections at once.
+ARRAY_SLOTS = 32
 
 
 class FaultsTestCase(k2_driver_base.K2DriverTestCase):
@@ -168,3 +171,28 @@ class FaultsTestCase(k2_driver_base.K2DriverTestCase):
                                                  self.array.k2_port),
                 json=rule, verify=self.array.info['ca_cert'], timeout=10)
             self.assertEqual(400, resp.status_code, rule)
+
+    def test_other_services_idle_pools_do_not_lock_the_driver_out(self):
+        # Two other services' REST clients (16 pooled connections each,
+        # as the driver's) fill every connection slot of the array with
+        # connections that then stay open, idle, for their next call.
+        self.array.inject({'path': '/system/state', 'methods': ['GET'],
+                           'kind': 'latency', 'seconds': 0.5})
+        others = [self.array.k2_client() for _ in range(2)]
+        with futures.ThreadPoolExecutor(ARRAY_SLOTS) as pool:
+            list(pool.map(lambda i: others[i % 2].system_state(),
+                          range(ARRAY_SLOTS)))
+        self.array.clear_faults()
+        vols = [self.create() for _ in range(3)]
+        for vol in vols:
+            self.driver.delete_volume(vol)
+        for vol in vols:
+            self.assertIsNone(self.array_volume(vol))
+        with open(self.array.log_file) as f:
+            log = f.read()
+        # Each new connection of the driver took an idle one's slot at
+        # once instead of waiting for a free one and being closed.
+        self.assertIn('closed to make room', log)
+        self.assertNotIn('connections busy', log)
+        self.assertEqual([], [r for r in self.array.k2_failures()
+                              if 'system/state' not in r])
