@@ -28,6 +28,8 @@ import re
 
 import pymysql
 import requests
+from requests import adapters
+from urllib3 import util as urllib3_util
 
 from cinder_driver.linstor import attach
 from tools.gate import cluster
@@ -106,15 +108,23 @@ class ArrayState(object):
         self.auth = (info['user'], info['password'])
         self.verify = info['ca_cert']
         self.linstor_url = info['linstor']
+        # The audit only reads: a read the array dropped or answered
+        # "unavailable" is asked again, as the drivers do.
+        self.session = requests.Session()
+        retry = urllib3_util.Retry(total=4, backoff_factor=0.5,
+                                   status_forcelist=(502, 503, 504),
+                                   allowed_methods=frozenset(['GET']))
+        for scheme in ('http://', 'https://'):
+            self.session.mount(scheme, adapters.HTTPAdapter(max_retries=retry))
 
     def k2(self, resource):
         hits, offset = [], 0
         while True:
-            reply = requests.get('%s/%s' % (self.k2_url, resource),
-                                 params={'__limit': 500,
-                                         '__offset': offset},
-                                 auth=self.auth, verify=self.verify,
-                                 timeout=(5, 60))
+            reply = self.session.get('%s/%s' % (self.k2_url, resource),
+                                     params={'__limit': 500,
+                                             '__offset': offset},
+                                     auth=self.auth, verify=self.verify,
+                                     timeout=(5, 60))
             reply.raise_for_status()
             page = reply.json()
             hits += page['hits']
@@ -123,7 +133,7 @@ class ArrayState(object):
                 return hits
 
     def linstor(self, path):
-        reply = requests.get(self.linstor_url + path, timeout=(5, 60))
+        reply = self.session.get(self.linstor_url + path, timeout=(5, 60))
         reply.raise_for_status()
         return reply.json()
 
