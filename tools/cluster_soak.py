@@ -140,6 +140,12 @@ def run(bed, args):
         soak.sampler.samples)
     say('lock waits: %d acquisitions, longest %s' % (len(waits), ', '.join(
         '%.1f s (%s)' % w for w in waits[:3])))
+    _two, closest = cluster_locks.two_holders(soak.all_logs())
+    lost, longest = cluster_locks.late_renewals(soak.all_logs())
+    say('locks: closest handover between two processes %s; leases that ran '
+        'out under a live holder %d; longest heartbeat pass %.1f s (lease '
+        '%d s)' % ('%.3f s' % closest if closest is not None else 'none',
+                   lost, longest, coordinator_mod.LEASE))
     for line in cluster_figures.report(soak, resets):
         say(line)
     if args.bench:

@@ -34,9 +34,18 @@ LINE = re.compile(r'^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}) (\d+) \w+ '
                   r'.*?Lock "([^"]+)" '
                   r'(acquired|released) by "([^"]+)"(?: :: waited '
                   r'([\d.]+)s)?')
-STAMP = re.compile(r'^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}) ')
-FAILED = re.compile(r'^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}) .*Failed to '
-                    r'release lock "([^"]+)"')
+STAMP = re.compile(r'^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}) (\d+) ')
+FAILED = re.compile(r'^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}) (\d+) .*Failed '
+                    r'to release lock "([^"]+)"')
+# tooz's own warnings when a holder's renewals come late: a heartbeat
+# pass (one renewal per held lock, one after another) that outran its
+# interval, and a renewal that found the lease already run out.
+SLOW_BEAT = re.compile(r'Heartbeating took too long to execute \(it ran '
+                       r'for ([\d.]+) seconds')
+LOST_LEASE = 'Unable to heartbeat lock'
+# A release is logged once it has returned, so a scheduling delay late;
+# another process may log taking the lock just before that.
+HANDOVER_SLACK = 0.5
 
 
 def _when(stamp):
@@ -44,31 +53,116 @@ def _when(stamp):
         stamp, '%Y-%m-%d %H:%M:%S.%f').timestamp()
 
 
-def events(path, since=None, until=None):
-    """(time, lock, 'acquired'|'released', waited) from one log."""
-    found = []
+def _lock_lines(path):
+    """(time, pid, lock, 'acquired'|'released'|'release-failed', waited)
+    of one log's lock lines.
+    """
     if not os.path.exists(path):
-        return found
+        return
     with open(path, errors='replace') as f:
         for line in f:
             if 'ock "' not in line:
                 continue
             match = LINE.match(line)
             if match:
-                stamp, _pid, name, what, _func, waited = match.groups()
-                when = _when(stamp)
-                if (since is None or when >= since) and (
-                        until is None or when <= until):
-                    found.append((when, name, what, float(waited or 0)))
+                stamp, pid, name, what, _func, waited = match.groups()
+                yield _when(stamp), pid, name, what, float(waited or 0)
                 continue
             match = FAILED.match(line)
             if match:
-                when = _when(match.group(1))
-                if (since is None or when >= since) and (
-                        until is None or when <= until):
-                    found.append((when, match.group(2), 'release-failed',
-                                  0.0))
+                yield (_when(match.group(1)), match.group(2),
+                       match.group(3), 'release-failed', 0.0)
+
+
+def events(path, since=None, until=None):
+    """(time, lock, 'acquired'|'released', waited) from one log."""
+    return [(when, name, what, waited)
+            for when, _pid, name, what, waited in _lock_lines(path)
+            if (since is None or when >= since) and (
+                until is None or when <= until)]
+
+
+def _last_lines(path):
+    """{pid: time of its last line} of one log: when a process that
+    never released a lock stopped (a killed one).
+    """
+    last = {}
+    with open(path, errors='replace') as f:
+        for line in f:
+            match = STAMP.match(line)
+            if match:
+                last[match.group(2)] = match.group(1)
+    return {pid: _when(stamp) for pid, stamp in last.items()}
+
+
+def holds(paths):
+    """{lock: [(from, to, holder)]}: every time a process held a lock,
+    in the order taken; ``holder`` is (log, pid); a hold never released
+    ends with the process's last line.
+    """
+    found = collections.defaultdict(list)
+    for path in paths:
+        if not os.path.exists(path):
+            continue
+        taken = collections.defaultdict(list)
+        for when, pid, name, what, _waited in _lock_lines(path):
+            if what == 'acquired':
+                taken[pid, name].append(when)
+            elif taken[pid, name]:
+                found[name].append((taken[pid, name].pop(0), when,
+                                    (path, pid)))
+        last = _last_lines(path)
+        for (pid, name), starts in taken.items():
+            found[name] += [(start, last[pid], (path, pid))
+                            for start in starts]
+    for rows in found.values():
+        rows.sort()
     return found
+
+
+def two_holders(paths, slack=HANDOVER_SLACK):
+    """(problems, closest): a problem for each lock that one process
+    took while another still held it (beyond ``slack``), and the
+    closest handover between two processes in seconds (None: none).
+    """
+    problems, closest = [], None
+    for name, rows in holds(paths).items():
+        for held, taken in zip(rows, rows[1:]):
+            if held[2] == taken[2]:
+                continue
+            gap = taken[0] - held[1]
+            closest = gap if closest is None else min(closest, gap)
+            if gap < -slack:
+                problems.append(
+                    'lock %s taken by pid %s of %s %.1f s before pid %s of '
+                    '%s released it' % (
+                        name, taken[2][1], os.path.basename(taken[2][0]),
+                        -gap, held[2][1], os.path.basename(held[2][0])))
+    return problems, closest
+
+
+def late_renewals(paths, since=None):
+    """(leases that ran out under a live holder, longest heartbeat pass
+    in seconds) from tooz's warnings in the logs.
+    """
+    lost, longest = 0, 0.0
+    for path in paths:
+        if not os.path.exists(path):
+            continue
+        with open(path, errors='replace') as f:
+            for line in f:
+                if 'eartbeat' not in line:
+                    continue
+                match = STAMP.match(line)
+                if not match or (since is not None and
+                                 _when(match.group(1)) < since):
+                    continue
+                if LOST_LEASE in line:
+                    lost += 1
+                slow = SLOW_BEAT.search(line)
+                if slow:
+                    longest = max(longest, float(slow.group(1)))
+    return lost, longest
 
 
 def held_at(path, moment):

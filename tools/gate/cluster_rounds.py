@@ -302,6 +302,9 @@ class Soak(object):
         problems += ['during the load (%d samples so far): %s' % (
             self.sampler.samples, p) for p in self.sampler.problems]
         self.sampler.problems = []
+        # However late a holder's renewals came, no lock may have had
+        # two holders.
+        problems += cluster_locks.two_holders(self.all_logs())[0]
         if death is not None:
             rows, lock_problems = cluster_locks.after_death(
                 self.log(dead), [self.log(m) for m in survivors] + [

@@ -40,9 +40,10 @@ ETCD_PORTS = (2379, 2380)
 # wait (tools.gate.cluster.LOCK_WAIT), so that a survivor's attach waiting
 # for a lock the dead member held still gets it.
 LEASE = 6
-# tooz's redis and etcd3gw drivers renew held locks every min(lock_timeout,
-# membership_timeout) seconds: half the lease, so that a renewal a busy
-# service makes late still comes before the lease runs out.
+# tooz's redis and etcd3gw drivers renew held locks in a heartbeat pass
+# about every min(lock_timeout, membership_timeout) / 2 seconds plus the
+# pass itself, which renews one lock after another and grows with the
+# locks held on a saturated machine (the soak reports its longest).
 HEARTBEAT = LEASE // 2
 
 

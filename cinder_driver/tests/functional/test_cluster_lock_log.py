@@ -98,6 +98,70 @@ class LockLogTestCase(logfiles.LogFileTestCase):
                          cluster_locks.held_at(path, DEATH))
 
 
+class TwoHoldersTestCase(logfiles.LogFileTestCase):
+    """No lock is held by two processes at once, whatever their leases
+    did.
+    """
+
+    def test_handovers_and_a_dead_holder_are_fine(self):
+        a = self.write([
+            line(-5, 'volume-1', 'acquired', waited=0.0),
+            line(-4, 'volume-1', 'released'),
+            # Never released: this process died with it (its last line).
+            line(-2, 'host-b', 'acquired', waited=0.0),
+            line(-1, 'volume-2', 'released'),
+        ])
+        b = self.write([
+            line(-3.9, 'volume-1', 'acquired', waited=1.0),
+            line(-3, 'volume-1', 'released'),
+            line(6, 'host-b', 'acquired', waited=7.0),
+            line(7, 'host-b', 'released'),
+        ])
+        problems, closest = cluster_locks.two_holders([a, b])
+        self.assertEqual([], problems)
+        self.assertAlmostEqual(0.1, closest, 2)
+
+    def test_a_lock_taken_while_held_is_a_problem(self):
+        # The first holder's lease ran out while it worked (its renewals
+        # came late); the other process got the lock 3 s before the
+        # first one released it.
+        a = self.write([
+            line(0, 'volume-1', 'acquired', 'delete_volume', 0.0),
+            line(10, 'volume-1', 'released', 'delete_volume'),
+        ])
+        b = self.write([
+            line(7, 'volume-1', 'acquired', 'delete_volume', 6.0),
+            line(8, 'volume-1', 'released', 'delete_volume'),
+        ])
+        problems, closest = cluster_locks.two_holders([a, b])
+        self.assertEqual(1, len(problems))
+        self.assertIn('volume-1', problems[0])
+        self.assertIn('3.0 s before', problems[0])
+        self.assertAlmostEqual(-3.0, closest, 2)
+        # A release logged a moment after another took the lock is the
+        # delay of logging it, not two holders.
+        c = self.write([line(9.8, 'volume-1', 'acquired', waited=0.1)])
+        self.assertEqual([], cluster_locks.two_holders([a, c])[0])
+
+    def test_late_renewals_are_counted(self):
+        stamp = datetime.datetime.fromtimestamp(DEATH).strftime(
+            '%Y-%m-%d %H:%M:%S.%f')[:-3]
+        path = self.write([
+            '%s 27292 WARNING tooz.coordination [-] Heartbeating took too '
+            'long to execute (it ran for 4.53 seconds which is 1.53 seconds '
+            'longer than the next heartbeat idle time).\n' % stamp,
+            '%s 27292 WARNING tooz.drivers.redis [-] Unable to heartbeat '
+            "lock '<tooz.drivers.redis.RedisLock object at 0x7f>': "
+            "tooz.ToozError: Cannot reacquire a lock that's no longer "
+            'owned\n' % stamp,
+            '%s 27292 ERROR tooz.drivers.redis tooz.ToozError: Cannot '
+            "reacquire a lock that's no longer owned\n" % stamp,
+        ])
+        self.assertEqual((1, 4.53), cluster_locks.late_renewals([path]))
+        self.assertEqual((0, 0.0), cluster_locks.late_renewals(
+            [path], since=DEATH + 1))
+
+
 class KillMarkerTestCase(logfiles.LogFileTestCase):
     """Whether the killed member was still in the middle of what its log
     showed it beginning.
