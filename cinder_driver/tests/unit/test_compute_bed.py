@@ -29,10 +29,10 @@ import os
 import shutil
 import socket
 import sys
-import tempfile
 import threading
 from unittest import mock
 
+import fixtures
 from os_brick import exception as brick_exception
 from os_brick.initiator import connector as brick_connector
 from oslo_config import cfg
@@ -191,7 +191,7 @@ class TargetTestCase(testtools.TestCase):
             self.assertNotEqual(a.key, iscsi_loop.Target(*other).key)
 
     def test_qmp_skips_events_and_reports_errors(self):
-        path = os.path.join(self.useFixture_tmp(), 'qmp.sock')
+        path = self.useFixture(fixtures.TempDir()).join('qmp.sock')
         server = socket.socket(socket.AF_UNIX)
         server.bind(path)
         server.listen(1)
@@ -227,7 +227,7 @@ class TargetTestCase(testtools.TestCase):
         self.assertIn('Cannot grow', str(err))
 
     def _attachment_on(self, loop):
-        base = self.useFixture_tmp()
+        base = self.useFixture(fixtures.TempDir()).path
         att = iscsi_loop.Attachment(base, iscsi_loop.Target(
             'h:1', 'iqn', 1, 'ini'))
         os.makedirs(att.dir)
@@ -244,7 +244,7 @@ class TargetTestCase(testtools.TestCase):
         # done, the device is not "still in use".
         att = self._attachment_on('/dev/loop7')
         ours = os.path.realpath(att.export)
-        theirs = os.path.join(self.useFixture_tmp(), 'part.img')
+        theirs = self.useFixture(fixtures.TempDir()).join('part.img')
         reads = iter([ours, ours, ours])
         with mock.patch.object(iscsi_loop.Attachment, '_loop_backing',
                                side_effect=lambda _l: next(reads, theirs)):
@@ -266,11 +266,6 @@ class TargetTestCase(testtools.TestCase):
             self.assertTrue(os.path.isdir(att.dir))
             att.detach(timeout=0.3, force=True)
         self.assertFalse(os.path.exists(att.dir))
-
-    def useFixture_tmp(self):
-        path = tempfile.mkdtemp()
-        self.addCleanup(shutil.rmtree, path, True)
-        return path
 
 
 class FakeBed(object):
@@ -378,8 +373,7 @@ class ConfigurationTestCase(testtools.TestCase):
         # Our plugin's options take what the bed writes.
         opts = cfg.ConfigOpts()
         plugin.CinderFlashTempestPlugin().register_opts(opts)
-        path = os.path.join(tempfile.mkdtemp(), 'tempest.conf')
-        self.addCleanup(shutil.rmtree, os.path.dirname(path))
+        path = self.useFixture(fixtures.TempDir()).join('tempest.conf')
         with open(path, 'w') as f:
             f.write(text)
         opts(['--config-file', path])
@@ -435,8 +429,7 @@ class GuestTestCase(testtools.TestCase):
     def test_static_address_from_network_data(self):
         guest = _guest_script()
         commands = []
-        resolv = os.path.join(tempfile.mkdtemp(), 'resolv.conf')
-        self.addCleanup(shutil.rmtree, os.path.dirname(resolv))
+        resolv = self.useFixture(fixtures.TempDir()).join('resolv.conf')
         with mock.patch.object(guest, 'run',
                                side_effect=lambda *c: commands.append(c)), \
                 mock.patch.object(guest, 'interfaces',
@@ -473,8 +466,7 @@ class ImageRecipeTestCase(testtools.TestCase):
 
     def _file(self, name, text):
         """A file of its own in a directory of its own, removed after."""
-        where = tempfile.mkdtemp()
-        self.addCleanup(shutil.rmtree, where)
+        where = self.useFixture(fixtures.TempDir()).path
         path = os.path.join(where, name)
         with open(path, 'w') as f:
             f.write(text)
@@ -494,8 +486,7 @@ class ImageRecipeTestCase(testtools.TestCase):
             self.assertEqual('http://other/debian', image.mirror())
 
     def test_a_changed_guest_file_is_a_new_image(self):
-        copy = os.path.join(tempfile.mkdtemp(), 'guest')
-        self.addCleanup(shutil.rmtree, os.path.dirname(copy))
+        copy = self.useFixture(fixtures.TempDir()).join('guest')
         shutil.copytree(image.GUEST_FILES, copy)
         with mock.patch.object(image, 'GUEST_FILES', copy):
             before = image.path()
@@ -511,8 +502,7 @@ class ImageRecipeTestCase(testtools.TestCase):
         self.assertNotIn('-base-', os.path.basename(full))
 
     def _customised(self, server):
-        root = tempfile.mkdtemp()
-        self.addCleanup(shutil.rmtree, root)
+        root = self.useFixture(fixtures.TempDir()).path
         for sub in ('boot', 'sbin'):
             os.makedirs(os.path.join(root, sub))
         for name in ('vmlinuz-6', 'initrd.img-6'):
@@ -540,8 +530,7 @@ class ImageRecipeTestCase(testtools.TestCase):
         self.assertIn('debootstrap --variant=minbase: no end', str(e))
 
     def test_what_a_stopped_build_left_mounted_is_unmounted(self):
-        work = tempfile.mkdtemp()
-        self.addCleanup(shutil.rmtree, work)
+        work = self.useFixture(fixtures.TempDir()).path
         mounts = self._file('mounts', (
             'proc /proc proc rw 0 0\n'
             'proc %(w)s/root/proc proc rw 0 0\n'
