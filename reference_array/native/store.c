@@ -402,50 +402,69 @@ int store_resolve(Store *s, Staged *e, const uint8_t *base)
     return 0;
 }
 
+/* The layer of the image ``chain[0..n)`` that holds chunk ``idx``: the
+ * first that stages it (*staged set) or maps it (*staged clear, w its
+ * map row); n when none does (zeros). -1 with an exception set. */
+int store_chunk_layer(Store *s, const int64_t *chain, int n, int64_t idx,
+                      int64_t w[5], int *staged)
+{
+    for (int k = 0; k < n; k++) {
+        if (s->staged.count && staged_get(&s->staged, chain[k], idx)) {
+            *staged = 1;
+            return k;
+        }
+        int found = store_map_read(s, chain[k], idx, w, 1);
+        if (found < 0)
+            return -1;
+        if (found) {
+            *staged = 0;
+            return k;
+        }
+    }
+    return n;
+}
+
 /* A chunk of the image ``chain[0..n)``, staged or stored: *out is the
  * data, or NULL for zeros. -1 with an exception set on failure. */
 int store_read_chunk(Store *s, const int64_t *chain, int n, int64_t idx,
                      const uint8_t **out)
 {
-    for (int k = 0; k < n; k++) {
-        Staged *e = s->staged.count ? staged_get(&s->staged, chain[k], idx)
-            : NULL;
-        if (e) {
-            if (e->kind == STAGED_PATCH) {
-                int64_t w[5];
-                const uint8_t *base = NULL;
-                int found = store_map_read(s, chain[k], idx, w, 1);
-                if (found < 0)
-                    return -1;
-                if (found && w[0]) {
-                    base = store_entry_data(s, chain[k], idx, w);
-                    if (!base)
-                        return -1;
-                } else if (!found &&
-                           store_read_chunk(s, chain + k + 1, n - k - 1,
-                                            idx, &base) < 0) {
-                    return -1;
-                }
-                if (store_resolve(s, e, base) < 0)
-                    return -1;
-            }
-            *out = e->kind == STAGED_WHOLE ? e->data : NULL;
+    int64_t w[5];
+    int staged;
+    int k = store_chunk_layer(s, chain, n, idx, w, &staged);
+    if (k < 0)
+        return -1;
+    *out = NULL;
+    if (k == n)
+        return 0;
+    if (!staged) {
+        if (!w[0])
             return 0;
-        }
-        int64_t w[5];
+        *out = store_entry_data(s, chain[k], idx, w);
+        return *out ? 0 : -1;
+    }
+    Staged *e = staged_get(&s->staged, chain[k], idx);
+    if (e->kind == STAGED_PATCH) {
+        /* The patch goes over what the layer stores, or else over
+         * what the layers below hold. */
+        const uint8_t *base = NULL;
         int found = store_map_read(s, chain[k], idx, w, 1);
         if (found < 0)
             return -1;
-        if (found) {
-            if (!w[0]) {
-                *out = NULL;
-                return 0;
-            }
-            *out = store_entry_data(s, chain[k], idx, w);
-            return *out ? 0 : -1;
+        if (found && w[0]) {
+            base = store_entry_data(s, chain[k], idx, w);
+            if (!base)
+                return -1;
+        } else if (!found &&
+                   store_read_chunk(s, chain + k + 1, n - k - 1, idx,
+                                    &base) < 0) {
+            return -1;
         }
+        if (store_resolve(s, e, base) < 0)
+            return -1;
     }
-    *out = NULL;
+    if (e->kind == STAGED_WHOLE)
+        *out = e->data;
     return 0;
 }
 

@@ -141,6 +141,8 @@ void store_forget_segment(Store *s, int64_t seg);
 const uint8_t *store_chunk_data(Store *s, int64_t chunk, int have_where,
                                 int64_t seg, int64_t off, int64_t size);
 int store_resolve(Store *s, Staged *e, const uint8_t *base);
+int store_chunk_layer(Store *s, const int64_t *chain, int n, int64_t idx,
+                      int64_t w[5], int *staged);
 int store_read_chunk(Store *s, const int64_t *chain, int n, int64_t idx,
                      const uint8_t **out);
 int store_stage(Store *s, int64_t layer, int64_t offset, const uint8_t *buf,

@@ -114,40 +114,37 @@ static int logged_slot(Store *s, int64_t layer, int64_t idx, int64_t slot,
 int store_read_part(Store *s, const int64_t *chain, int n, int64_t idx,
                     int64_t inner, int64_t len, const uint8_t **out)
 {
-    const uint8_t *data = NULL;
+    const uint8_t *data;
+    int64_t w[5];
+    int staged;
+    int k = store_chunk_layer(s, chain, n, idx, w, &staged);
+    if (k < 0)
+        return -1;
+    *out = NULL;
+    if (k == n || (!staged && !w[0]))
+        return 0;
     int64_t slot = inner / PATCH_SLOT;
-    for (int k = 0; k < n; k++) {
-        if (s->staged.count && staged_get(&s->staged, chain[k], idx)) {
-            if (store_read_chunk(s, chain + k, n - k, idx, &data) < 0)
-                return -1;
-            break;
-        }
-        int64_t w[5];
-        int found = store_map_read(s, chain[k], idx, w, 1);
-        if (found < 0)
+    if (staged) {
+        if (store_read_chunk(s, chain + k, n - k, idx, &data) < 0)
             return -1;
-        if (!found)
-            continue;
-        if (!w[0])
-            break;
-        if (w[4] && (inner + len - 1) / PATCH_SLOT == slot) {
-            const uint8_t *record;
-            int logged = logged_slot(s, chain[k], idx, slot, &record);
-            if (logged < 0)
-                return -1;
-            if (logged) {
-                *out = record + inner % PATCH_SLOT;
-                return 0;
-            }
-            data = store_chunk_data(s, w[0], 1, w[1], w[2], w[3]);
-        } else {
-            data = store_entry_data(s, chain[k], idx, w);
-        }
         if (!data)
+            return 0;
+    } else if (w[4] && (inner + len - 1) / PATCH_SLOT == slot) {
+        const uint8_t *record;
+        int logged = logged_slot(s, chain[k], idx, slot, &record);
+        if (logged < 0)
             return -1;
-        break;
+        if (logged) {
+            *out = record + inner % PATCH_SLOT;
+            return 0;
+        }
+        data = store_chunk_data(s, w[0], 1, w[1], w[2], w[3]);
+    } else {
+        data = store_entry_data(s, chain[k], idx, w);
     }
-    *out = data ? data + inner : NULL;
+    if (!data)
+        return -1;
+    *out = data + inner;
     return 0;
 }
 
