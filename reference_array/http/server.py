@@ -139,7 +139,7 @@ class _Slots(object):
             oldest = self._idle.popitem(last=False)[0] if self._idle \
                 else None
         if oldest is not None:
-            LOG.info('idle connection from %s closed to make room',
+            LOG.warning('idle connection from %s closed to make room',
                      _peer(oldest))
             try:
                 # The socket's own shutdown (not TLS's): it wakes the
