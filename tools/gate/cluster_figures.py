@@ -118,8 +118,8 @@ def report(soak, resets):
                      'at the death to end): %s s' % ', '.join(
                          '%.1f' % v for v in f['pause_per_round']))
     if f['kills_in_flight']:
-        lines.append('kills with the operation still open in the '
-                     "member's log: %d of %d" % (
+        lines.append('kills in the middle of an operation (open in the '
+                     "member's log, or a lock of one held): %d of %d" % (
                          sum(f['kills_in_flight']), len(f['kills_in_flight'])))
     if f['detected_s']:
         lines.append('cleanup requested after the death: max %.1f s' %

@@ -165,10 +165,15 @@ def late_renewals(paths, since=None):
     return lost, longest
 
 
-def held_at(path, moment):
-    """Locks the service writing ``path`` held at ``moment``."""
+def held_at(path, moment, pid=None):
+    """Locks the service writing ``path`` held at ``moment`` (those of
+    its process ``pid`` only, if given: not those an earlier process
+    of the service died with).
+    """
     held = collections.Counter()
-    for _when_, name, what, _w in events(path, until=moment):
+    for when, by, name, what, _w in _lock_lines(path):
+        if when > moment or (pid is not None and by != pid):
+            continue
         if what == 'acquired':
             held[name] += 1
         elif held[name]:

@@ -166,13 +166,22 @@ class Soak(object):
         death = time.time()
         self.cluster.kill(member)
         problems = []
+        state = 'still open in its log'
         if not cluster_locks.in_flight_at_death(self.log(member), line):
-            problems.append('round %d: the %s %s was doing had ended '
-                            'before the kill' % (number, seen, member))
+            # That one ended between its line and the kill; the member
+            # may be in the middle of another (it holds its lock).
+            held = cluster_locks.held_at(
+                self.log(member), death,
+                cluster_locks.STAMP.match(line).group(2))
+            state = 'ended before the kill; %s' % (
+                'holding %s' % ', '.join(held) if held else 'NOTHING held')
+            if not held:
+                problems.append('round %d: the %s %s was doing had ended '
+                                'before the kill, and it held no lock' % (
+                                    number, seen, member))
         say('round %d: killed %s in the middle of: %s (%s), with %d '
             'operations in flight (%s)' % (
-                number, member, seen, 'still open in its log' if not
-                problems else 'ENDED before the kill', len(inflight),
+                number, member, seen, state, len(inflight),
                 ', '.join(sorted(r.name for r in inflight))))
         self.figures['kills_in_flight'].append(not problems)
         return death, inflight, problems

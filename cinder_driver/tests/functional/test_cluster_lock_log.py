@@ -54,6 +54,22 @@ class LockLogTestCase(logfiles.LogFileTestCase):
                           '_tooz_cinder-volume-1_lock'],
                          cluster_locks.held_at(self.dead_log(), DEATH))
 
+    def test_locks_held_by_one_process_of_the_service(self):
+        # The service's earlier process died holding host-b; the one
+        # running now (pid 1581) holds volume-9 only.
+        path = self.write([
+            line(-2, 'host-b', 'acquired', waited=0.0),
+            line(-1, 'volume-9', 'acquired', waited=0.0).replace(
+                ' 1580 ', ' 1581 '),
+        ])
+        self.assertEqual(['_tooz_cinder-host-b_lock',
+                          '_tooz_cinder-volume-9_lock'],
+                         cluster_locks.held_at(path, DEATH))
+        self.assertEqual(['_tooz_cinder-volume-9_lock'],
+                         cluster_locks.held_at(path, DEATH, '1581'))
+        self.assertEqual([], cluster_locks.held_at(path, DEATH - 1.5,
+                                                   '1581'))
+
     def test_survivor_wait_within_the_lease(self):
         survivor = self.write([
             # Asked 3 s before the death, got it 9 s after: 9 s blocked.
