@@ -157,14 +157,21 @@ class JSONServerTestCase(testtools.TestCase):
         self.assertNotIn('Traceback', self.logs.output)
 
     def test_connections_are_capped(self):
-        self.useFixture(fixtures.MockPatchObject(http_server,
-                                                 'MAX_CONNECTIONS', 4))
+        self._cap(4)
         srv = self._serve()
         before = threading.active_count()
         idle = [socket.create_connection(srv.address, 5) for _ in range(12)]
         self.addCleanup(lambda: [s.close() for s in idle])
         threading.Event().wait(0.5)
         self.assertLessEqual(threading.active_count() - before, 4)
+
+    def _cap(self, slots, wait=None):
+        """The server's connection slots and wait for one, for a test."""
+        self.useFixture(fixtures.MockPatchObject(http_server,
+                                                 'MAX_CONNECTIONS', slots))
+        if wait is not None:
+            self.useFixture(fixtures.MockPatchObject(http_server,
+                                                     'SLOT_WAIT', wait))
 
     def _kept_alive(self, srv, count):
         """``count`` connections that made one request each and stay open
@@ -182,10 +189,7 @@ class JSONServerTestCase(testtools.TestCase):
         return conns
 
     def test_idle_connections_make_room_for_a_newcomer(self):
-        self.useFixture(fixtures.MockPatchObject(http_server,
-                                                 'MAX_CONNECTIONS', 4))
-        self.useFixture(fixtures.MockPatchObject(http_server,
-                                                 'SLOT_WAIT', 5.0))
+        self._cap(4, 5.0)
         srv = self._serve()
         pooled = self._kept_alive(srv, 4)
         # Every slot is held by a connection waiting for its next
@@ -201,8 +205,7 @@ class JSONServerTestCase(testtools.TestCase):
             self.assertEqual(200, conn.getresponse().status)
 
     def test_silent_clients_do_not_lock_others_out(self):
-        self.useFixture(fixtures.MockPatchObject(http_server,
-                                                 'MAX_CONNECTIONS', 4))
+        self._cap(4)
         srv = self._serve()
         silent = [socket.create_connection(srv.address, 5)
                   for _ in range(12)]
@@ -212,10 +215,7 @@ class JSONServerTestCase(testtools.TestCase):
                                    b'Authorization: Basic dTpw\r\n\r\n'))
 
     def test_a_connection_with_a_request_is_never_closed_for_room(self):
-        self.useFixture(fixtures.MockPatchObject(http_server,
-                                                 'MAX_CONNECTIONS', 2))
-        self.useFixture(fixtures.MockPatchObject(http_server,
-                                                 'SLOT_WAIT', 0.2))
+        self._cap(2, 0.2)
         release = threading.Event()
         route = self.api.route
         entered = []
