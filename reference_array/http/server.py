@@ -30,12 +30,12 @@ every dialect. The api object has:
 """
 
 import base64
-import collections
 import hmac
 import http.server
 import json
 import logging
 import os
+import select
 import socket
 import socketserver
 import ssl
@@ -52,11 +52,18 @@ ADMIN_FAULTS = '/_admin/faults'
 MAX_BODY = 16 * 1024 * 1024
 # Connections served at once (one thread each); more wait in the
 # listen queue, so no client can make the array start unbounded threads.
-# A newcomer that finds every slot taken closes the connection that has
-# waited longest for its next request, if one does, and else waits this
-# long for a slot before it is closed itself.
+# A newcomer that finds every slot taken closes a connection that waits
+# for its next request, if one may be closed (see _Slots), and else
+# waits this long for a slot before it is closed itself.
 MAX_CONNECTIONS = 32
-SLOT_WAIT = 1.0
+SLOT_WAIT = 2.0
+# A connection waiting for a request may be closed for room once it has
+# waited this long (a client that just had an answer often asks again
+# at once), or once its request has been arriving this long without
+# its headers being complete (a client that sends a byte now and then
+# to keep its slot).
+IDLE_GRACE = 0.5
+HEADER_GRACE = 5.0
 # JSON nested deeper than any request of either dialect is refused.
 MAX_DEPTH = 32
 # A request log is rotated at this size (one older file is kept).
@@ -120,61 +127,106 @@ class _Slots(object):
     clients that pool connections (the drivers keep up to 16 per array)
     could fill every slot with them and lock everybody out, a silent
     client on purpose. So a newcomer that finds no free slot closes the
-    connection idle longest, as a server may close an idle persistent
-    connection at any time (RFC 9112, 9.3.1: the client opens another);
-    a pool reuses its newest connections first, so the oldest is the one
-    least likely to be about to carry a request.
+    connection that has waited longest, as a server may close an idle
+    persistent connection at any time (RFC 9112, 9.3.1: the client opens
+    another); a pool reuses its newest connections first, so the oldest
+    is the one least likely to be about to carry a request. Never one
+    with bytes waiting to be read, nor one whose request's headers have
+    arrived (it is being served).
     """
 
     def __init__(self, count):
         self._free = threading.BoundedSemaphore(count)
         self._lock = threading.Lock()
-        self._idle = collections.OrderedDict()
+        # connection -> the moment from which it may be closed for room
+        self._waiting = {}
 
     def take(self, wait):
         """A slot for a new connection; False after ``wait`` seconds."""
-        if self._free.acquire(blocking=False):
-            return True
+        deadline = time.monotonic() + wait
+        while not self._free.acquire(blocking=False):
+            closed = self._close_one()
+            left = deadline - time.monotonic()
+            if not closed and left <= 0:
+                return False
+            # A closed connection's thread ends at once and gives its
+            # slot back; else look again soon, as a connection may come
+            # to be closable.
+            if self._free.acquire(timeout=1.0 if closed else
+                                  min(left, 0.05)):
+                return True
+            if left <= 0:
+                return False
+        return True
+
+    def _close_one(self):
+        now = time.monotonic()
         with self._lock:
-            oldest = self._idle.popitem(last=False)[0] if self._idle \
-                else None
-        if oldest is not None:
-            LOG.warning('idle connection from %s closed to make room',
-                     _peer(oldest))
-            try:
-                # The socket's own shutdown (not TLS's): it wakes the
-                # handler thread blocked in a read, which then ends.
-                socket.socket.shutdown(oldest, socket.SHUT_RDWR)
-            except OSError:
-                pass
-        return self._free.acquire(timeout=wait)
+            for connection, since in sorted(self._waiting.items(),
+                                            key=lambda item: item[1]):
+                if since > now:
+                    return False
+                if not _has_input(connection):
+                    del self._waiting[connection]
+                    break
+            else:
+                return False
+        LOG.warning('connection from %s closed to make room: it waited for '
+                    'a request', _peer(connection))
+        try:
+            # The socket's own shutdown (not TLS's): it wakes the
+            # handler thread blocked in a read, which then ends.
+            socket.socket.shutdown(connection, socket.SHUT_RDWR)
+        except OSError:
+            pass
+        return True
 
     def release(self):
         self._free.release()
 
     def idle(self, connection):
-        """``connection`` waits for a request: a newcomer may close it."""
+        """``connection`` waits for a request."""
         with self._lock:
-            self._idle[connection] = True
-            self._idle.move_to_end(connection)
+            self._waiting[connection] = time.monotonic() + IDLE_GRACE
 
-    def busy(self, connection):
-        """``connection`` has a request to serve; False when it was
-        closed to make room first.
+    def reading(self, connection):
+        """A request's first bytes came on ``connection``; False when it
+        was closed for room first.
         """
         with self._lock:
-            return self._idle.pop(connection, None) is not None
+            if connection not in self._waiting:
+                return False
+            self._waiting[connection] = time.monotonic() + HEADER_GRACE
+            return True
+
+    def busy(self, connection):
+        """``connection``'s request headers are in: it is served, never
+        closed for room. False when it was closed for room first.
+        """
+        with self._lock:
+            return self._waiting.pop(connection, None) is not None
 
     def forget(self, connection):
         with self._lock:
-            self._idle.pop(connection, None)
+            self._waiting.pop(connection, None)
+
+
+def _has_input(connection):
+    """Bytes (or a hang-up) wait on the socket: a request may be in."""
+    try:
+        poller = select.poll()
+        poller.register(connection.fileno(), select.POLLIN)
+        return bool(poller.poll(0))
+    except (OSError, ValueError):
+        return True
 
 
 def _peer(connection):
     try:
-        return connection.getpeername()[0]
+        peer = connection.getpeername()
     except OSError:
         return 'a closed peer'
+    return peer[0] if isinstance(peer, tuple) else 'a local peer'
 
 
 class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
@@ -242,19 +294,28 @@ def _make_handler(api, server):
                 self.connection.do_handshake()
 
         def handle_one_request(self):
-            # The next request's first bytes are awaited as an idle
-            # connection, which a newcomer may close (the slots above).
+            # Until its headers are in, a request is awaited on a
+            # connection a newcomer may close (_Slots).
             try:
                 arrived = self.rfile.peek(1)
             except OSError:
                 arrived = b''
-            if not arrived or not self.server.slots.busy(self.connection):
+            if not arrived or not self.server.slots.reading(
+                    self.connection):
                 self.close_connection = True
                 return
             try:
                 super().handle_one_request()
             finally:
                 self.server.slots.idle(self.connection)
+
+        def parse_request(self):
+            if not super().parse_request():
+                return False
+            if not self.server.slots.busy(self.connection):
+                self.close_connection = True
+                return False
+            return True
 
         def handle(self):
             try:

@@ -214,6 +214,44 @@ class JSONServerTestCase(testtools.TestCase):
                                    b'Host: a\r\n'
                                    b'Authorization: Basic dTpw\r\n\r\n'))
 
+    def test_a_byte_now_and_then_does_not_keep_a_slot(self):
+        self._cap(2, 3.0)
+        self.useFixture(fixtures.MockPatchObject(http_server,
+                                                 'HEADER_GRACE', 0.3))
+        srv = self._serve()
+        trickle = [socket.create_connection(srv.address, 5)
+                   for _ in range(2)]
+        self.addCleanup(lambda: [s.close() for s in trickle])
+        for s in trickle:
+            s.sendall(b'G')
+        # Their threads have read the byte: requests that are arriving.
+        threading.Event().wait(0.2)
+        self.assertEqual(200, _raw(srv.address, b'GET /x HTTP/1.1\r\n'
+                                   b'Host: a\r\n'
+                                   b'Authorization: Basic dTpw\r\n\r\n'))
+        self.assertNotIn('connections busy', self.logs.output)
+
+    def test_only_a_connection_with_nothing_to_read_is_closed(self):
+        slots = http_server._Slots(1)
+        self.assertTrue(slots.take(0))
+        ours, theirs = socket.socketpair()
+        self.addCleanup(ours.close)
+        self.addCleanup(theirs.close)
+        slots.idle(ours)
+        # Not before it has waited IDLE_GRACE: a client that just had an
+        # answer may be sending its next request.
+        self.assertFalse(slots.take(0))
+        threading.Event().wait(http_server.IDLE_GRACE + 0.1)
+        theirs.sendall(b'GET')
+        self.assertFalse(slots.take(0))
+        ours.recv(3)
+        # Its thread would end when the socket is shut down; here the
+        # slot is given back by hand.
+        threading.Timer(0.2, slots.release).start()
+        self.assertTrue(slots.take(0))
+        self.assertEqual(b'', theirs.recv(1))
+        self.assertFalse(slots.busy(ours))
+
     def test_a_connection_with_a_request_is_never_closed_for_room(self):
         self._cap(2, 0.2)
         release = threading.Event()
