@@ -150,20 +150,21 @@ class RestSession(object):
                                             verify=self.verify)
             except requests.exceptions.SSLError as e:
                 cause = _ssl_error(e)
-                if not isinstance(cause, (ssl.SSLEOFError,
-                                          ssl.SSLZeroReturnError)):
+                if not (isinstance(cause, (ssl.SSLEOFError,
+                                           ssl.SSLZeroReturnError)) and
+                        _raised_in(cause, 'do_handshake')):
                     raise self._fail(exception.ArrayTLSError, method, path,
                                      reason=_snippet(e))
-                # A hang-up, not a refusal of a certificate or protocol.
-                # One before the handshake ended (an array at its
-                # connection limit does that) sent no request, so any
-                # call is replayed as over a connection never opened.
-                handshake = _raised_in(cause, 'do_handshake')
+                # A hang-up before the handshake ended, not a refusal of
+                # a certificate or protocol (an array at its connection
+                # limit does that): no request was sent, so any call is
+                # sent again, as over a connection never opened. (After
+                # the handshake, TLS 1.3 reports a refused client
+                # certificate as an EOF: that stays a refusal.)
                 err = self._fail(exception.ArrayUnreachable, method, path,
-                                 reason='the array closed the connection%s'
-                                 % (' during the TLS handshake'
-                                    if handshake else ''))
-                retry = idempotent or handshake
+                                 reason='the array closed the connection '
+                                 'during the TLS handshake')
+                retry = True
             except requests.exceptions.ConnectTimeout:
                 err = self._fail(exception.ArrayTimeout, method, path,
                                  timeout=self.timeout[0])

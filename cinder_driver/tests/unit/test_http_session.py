@@ -159,18 +159,14 @@ class RestSessionTestCase(test.TestCase):
                                                    body={})[0])
         self.assertEqual(2, len(adapter.calls))
 
-    def test_a_hang_up_after_the_handshake_replays_only_idempotent(self):
+    def test_a_hang_up_after_the_handshake_is_a_refusal(self):
+        # TLS 1.3 reports a client certificate the array refused as an
+        # EOF on the first write after the handshake: never retried.
         adapter = fake_http.mount(self.session, [
-            Reply(raises=self._hang_up('read'))])
-        err = self.assertRaises(exception.ArrayUnreachable,
-                                self.session.request, 'POST', '/v', body={})
-        self.assertIn('closed the connection', str(err))
-        self.assertNotIn('handshake', str(err))
+            Reply(raises=self._hang_up('sendall'))])
+        self.assertRaises(exception.ArrayTLSError, self.session.request,
+                          'GET', '/v')
         self.assertEqual(1, len(adapter.calls))
-        adapter = fake_http.mount(self.session, [
-            Reply(raises=self._hang_up('read')), Reply(200, {})])
-        self.assertEqual(200, self.session.request('GET', '/v')[0])
-        self.assertEqual(2, len(adapter.calls))
 
     def test_a_certificate_refusal_is_not_retried(self):
         refusal = requests.exceptions.SSLError(
