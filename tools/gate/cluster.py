@@ -154,6 +154,21 @@ class Cluster(object):
     def member_pid(self, member):
         return self.bed._pids().get(service_name(member))
 
+    def group_pids(self, member):
+        """The pids of the member's process group (parent, workers)."""
+        group, found = self.member_pid(member), set()
+        for entry in os.listdir('/proc'):
+            if not entry.isdigit():
+                continue
+            try:
+                with open('/proc/%s/stat' % entry) as f:
+                    fields = f.read().rsplit(')', 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == group:
+                found.add(int(entry))
+        return found
+
     def kill(self, member):
         """kill -9 of the member's whole process group (parent, workers)."""
         pid = self.member_pid(member)

@@ -121,15 +121,14 @@ def holds(paths):
 
 
 def two_holders(paths, slack=HANDOVER_SLACK):
-    """(problems, closest): a problem for each lock that one process
-    took while another still held it (beyond ``slack``), and the
-    closest handover between two processes in seconds (None: none).
+    """(problems, closest): a problem for each lock taken while another
+    hold of it (by another process, or another thread of the same one)
+    had not ended (beyond ``slack``), and the closest handover in
+    seconds (None: none).
     """
     problems, closest = [], None
     for name, rows in holds(paths).items():
         for held, taken in zip(rows, rows[1:]):
-            if held[2] == taken[2]:
-                continue
             gap = taken[0] - held[1]
             closest = gap if closest is None else min(closest, gap)
             if gap < -slack:
@@ -165,14 +164,14 @@ def late_renewals(paths, since=None):
     return lost, longest
 
 
-def held_at(path, moment, pid=None):
+def held_at(path, moment, pids=None):
     """Locks the service writing ``path`` held at ``moment`` (those of
-    its process ``pid`` only, if given: not those an earlier process
+    its processes ``pids`` only, if given: not those an earlier process
     of the service died with).
     """
     held = collections.Counter()
     for when, by, name, what, _w in _lock_lines(path):
-        if when > moment or (pid is not None and by != pid):
+        if when > moment or (pids is not None and by not in pids):
             continue
         if what == 'acquired':
             held[name] += 1

@@ -66,9 +66,9 @@ class LockLogTestCase(logfiles.LogFileTestCase):
                           '_tooz_cinder-volume-9_lock'],
                          cluster_locks.held_at(path, DEATH))
         self.assertEqual(['_tooz_cinder-volume-9_lock'],
-                         cluster_locks.held_at(path, DEATH, '1581'))
+                         cluster_locks.held_at(path, DEATH, {'1581'}))
         self.assertEqual([], cluster_locks.held_at(path, DEATH - 1.5,
-                                                   '1581'))
+                                                   {'1581', '1582'}))
 
     def test_survivor_wait_within_the_lease(self):
         survivor = self.write([
@@ -158,6 +158,17 @@ class TwoHoldersTestCase(logfiles.LogFileTestCase):
         # delay of logging it, not two holders.
         c = self.write([line(9.8, 'volume-1', 'acquired', waited=0.1)])
         self.assertEqual([], cluster_locks.two_holders([a, c])[0])
+
+    def test_two_threads_of_one_process_holding_it_is_a_problem(self):
+        path = self.write([
+            line(0, 'volume-1', 'acquired', 'delete_volume', 0.0),
+            line(7, 'volume-1', 'acquired', 'delete_volume', 6.0),
+            line(8, 'volume-1', 'released', 'delete_volume'),
+            line(10, 'volume-1', 'released', 'delete_volume'),
+        ])
+        problems, _closest = cluster_locks.two_holders([path])
+        self.assertEqual(1, len(problems))
+        self.assertIn('volume-1', problems[0])
 
     def test_late_renewals_are_counted(self):
         stamp = datetime.datetime.fromtimestamp(DEATH).strftime(

@@ -12,10 +12,16 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The wait for a survivor's stats report, on cinder-scheduler's lines."""
+"""The cluster bed's view of its members: a survivor's stats report (on
+cinder-scheduler's lines) and a member's processes.
+"""
 
 import os
+import subprocess
 import sys
+from unittest import mock
+
+import fixtures
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.dirname(os.path.abspath(__file__))))))
@@ -53,3 +59,27 @@ class ReportedTestCase(logfiles.LogFileTestCase):
                                           ['k2-iscsi', 'k2-fc']))
         self.assertTrue(cluster.reported(path, 0, ['gate-a'],
                                          ['k2-iscsi', 'k2-fc']))
+
+
+class GroupTestCase(logfiles.LogFileTestCase):
+
+    def test_the_pids_of_a_members_process_group(self):
+        # A parent and its worker, in a group of their own, as the bed
+        # starts a cinder-volume service.
+        parent = subprocess.Popen(
+            [sys.executable, '-c', 'import subprocess, sys; subprocess.run('
+             '[sys.executable, "-c", "import time; time.sleep(30)"])'],
+            start_new_session=True)
+        self.addCleanup(parent.wait)
+        self.addCleanup(os.killpg, parent.pid, 9)
+        bed = mock.Mock(dir=self.useFixture(fixtures.TempDir()).path)
+        bed._pids.return_value = {cluster.service_name('gate-a'): parent.pid}
+        members = cluster.Cluster(bed)
+        for _ in range(100):
+            pids = members.group_pids('gate-a')
+            if len(pids) == 2:
+                break
+            subprocess.run(['sleep', '0.05'])
+        self.assertEqual(2, len(pids))
+        self.assertIn(parent.pid, pids)
+        self.assertNotIn(os.getpid(), pids)
