@@ -30,6 +30,8 @@ iscsi-keys login keys out of range or out of order: a clean reject, the
 iscsi-hold connections, login time and command buffers one local process
            can make the target hold (bounded)
 rest-edge  REST input no parser foresaw: a 4xx, one log line each
+rest-hold  more connections than a REST port serves at once, silent or
+           sending one byte: a client with credentials is still answered
 isolation  checksums over iSCSI: writes to an exposable snapshot (a view)
            never reach its source volume or clones made from it
 disk-full  a 64 MiB tmpfs filled over iSCSI: SCSI errors (not dropped
@@ -66,7 +68,8 @@ PROBES = {
     'reach': rest.probe_reach, 'pdu-alloc': iscsi_target.probe_pdu_alloc,
     'bodies': rest.probe_bodies, 'iscsi-keys': iscsi_target.probe_iscsi_keys,
     'iscsi-hold': iscsi_target.probe_iscsi_hold,
-    'rest-edge': rest.probe_rest_edge, 'isolation': isolation.probe_isolation,
+    'rest-edge': rest.probe_rest_edge, 'rest-hold': rest.probe_rest_hold,
+    'isolation': isolation.probe_isolation,
     'disk-full': disk_full.probe_disk_full, 'unmap': unmap.probe_unmap,
     'linstor-chap': linstor_exports.probe_linstor_chap,
 }

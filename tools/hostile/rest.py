@@ -12,12 +12,15 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""REST probes: unauthenticated reach, request bodies, odd input."""
+"""REST probes: unauthenticated reach, request bodies, odd input,
+connections held.
+"""
 
 import contextlib
 import json
 import os
 import socket
+import ssl
 import threading
 import time
 import urllib.parse
@@ -26,6 +29,9 @@ from tools.hostile import array
 from tools.hostile import results
 
 MiB = array.MiB
+# Connections the holding probe opens on each REST port: more than the
+# array serves at once (32).
+HOLD = 48
 
 
 def probe_reach(res):
@@ -180,3 +186,58 @@ def _rc_error(reply):
             isinstance(reply[0], dict) and
             isinstance(reply[0].get('ret_code'), int) and
             reply[0]['ret_code'] < 0)
+
+
+def _held(host, port, tls, trickle):
+    """A connection that never sends a request (after the TLS handshake,
+    on a TLS port), or only its first byte.
+    """
+    sock = socket.create_connection((host, port), timeout=10)
+    if tls:
+        ctx = ssl.create_default_context()
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+        sock = ctx.wrap_socket(sock)
+    if trickle:
+        sock.sendall(b'G')
+    return sock
+
+
+def probe_rest_hold(res):
+    """One local process opens more connections than a REST port serves
+    at once, half of them silent, half sending one byte of a request;
+    a client with credentials must still be answered on a fresh
+    connection, within the array's wait for a slot.
+    """
+    with array.Array() as arr:
+        k2 = urllib.parse.urlsplit(arr.info['k2'])
+        lin = urllib.parse.urlsplit(arr.info['linstor'])
+        ports = (('K2', k2.hostname, k2.port, True, '/api/v2/system/state',
+                  arr.auth_headers()),
+                 ('LINSTOR', lin.hostname, lin.port,
+                  lin.scheme == 'https', '/v1/nodes', {}))
+        threads0 = arr.threads()
+        for name, host, port, tls, path, headers in ports:
+            held = []
+            try:
+                for n in range(HOLD):
+                    with contextlib.suppress(OSError):
+                        held.append(_held(host, port, tls, n % 2))
+                # Past the grace a request's first byte gets (5 s).
+                time.sleep(5.5)
+                peak = arr.threads()
+                started = time.monotonic()
+                status, _ = array.http_request(host, port, 'GET', path,
+                                               headers, None, tls=tls)
+                took = time.monotonic() - started
+            finally:
+                for sock in held:
+                    sock.close()
+            res.add('rest-hold', '%s answered with %d connections held'
+                    % (name, len(held)), status, 200,
+                    status == 200 and took < 5.0, 'in %.2f s' % took)
+            res.add('rest-hold', '%s array threads while held' % name,
+                    peak - threads0, '<= 34', peak - threads0 <= 34)
+        status, _ = arr.k2('GET', '/system/state')
+        res.add('rest-hold', 'array serves afterwards', status, 200,
+                status == 200 and arr.alive())
