@@ -169,6 +169,13 @@ class Cluster(object):
                 found.add(int(entry))
         return found
 
+    def pause(self, member):
+        """SIGSTOP of the member's process group: it stops where it is."""
+        os.killpg(self.member_pid(member), signal.SIGSTOP)
+
+    def resume(self, member):
+        os.killpg(self.member_pid(member), signal.SIGCONT)
+
     def kill(self, member):
         """kill -9 of the member's whole process group (parent, workers)."""
         pid = self.member_pid(member)

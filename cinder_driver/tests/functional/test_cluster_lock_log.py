@@ -17,6 +17,7 @@
 import datetime
 import os
 import sys
+from unittest import mock
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.dirname(os.path.abspath(__file__))))))
@@ -221,3 +222,63 @@ class KillMarkerTestCase(logfiles.LogFileTestCase):
         self.assertTrue(cluster_locks.in_flight_at_death(path, running))
         path = self.write([running, self.TASK % ('SUCCESS', 'RUNNING')])
         self.assertFalse(cluster_locks.in_flight_at_death(path, running))
+
+
+class CatchTestCase(logfiles.LogFileTestCase):
+    """The kill's moment: the member stopped while an operation is open."""
+
+    ATTACH = KillMarkerTestCase.ATTACH
+
+    def _soak(self, path, batches):
+        """A soak whose member's log gets each batch's lines in turn, one
+        wait for a marker at a time: [(lines, marker line)].
+        """
+        try:
+            import pymysql  # noqa: F401
+        except ImportError:
+            with mock.patch.dict(sys.modules, {'pymysql': mock.Mock()}):
+                from tools.gate import cluster_rounds
+        else:
+            from tools.gate import cluster_rounds
+        soak = cluster_rounds.Soak.__new__(cluster_rounds.Soak)
+        soak.cluster = mock.Mock()
+        soak.log = lambda member: path
+        waits = iter(batches)
+
+        def wait_for(member, targets, timeout):
+            lines, marker = next(waits, (None, None))
+            if lines is None:
+                return None, None
+            with open(path, 'a') as f:
+                f.writelines(lines)
+            return 'attach', marker
+        soak._wait_for = wait_for
+        return soak
+
+    def test_an_operation_that_ended_is_let_go_until_one_is_open(self):
+        ended = line(-3, 'host-x', 'acquired', 'initialize_connection',
+                     0.0, logger='cinder_driver.common.locks')
+        soak = self._soak(self.write([]), [
+            # Its release came before the member stopped.
+            ([ended, line(-2.9, 'host-x', 'released')], ended),
+            ([self.ATTACH], self.ATTACH)])
+        self.assertEqual(('attach', self.ATTACH, 'still open in its log'),
+                         soak._catch('gate-a', ['attach'], {'1580'}))
+        # Stopped twice, let go once: still stopped when caught.
+        self.assertEqual(2, soak.cluster.pause.call_count)
+        self.assertEqual(1, soak.cluster.resume.call_count)
+
+    def test_a_held_lock_of_another_operation_counts(self):
+        batch = [line(-3, 'volume-4', 'acquired', 'delete_volume', 0.0),
+                 self.ATTACH, line(-0.5, 'host-a', 'released')]
+        soak = self._soak(self.write([]), [(batch, self.ATTACH)])
+        self.assertEqual(
+            ('attach', self.ATTACH,
+             'ended; holding _tooz_cinder-volume-4_lock'),
+            soak._catch('gate-a', ['attach'], {'1580'}))
+        self.assertEqual(0, soak.cluster.resume.call_count)
+        # A lock of another process (an earlier one, dead) does not.
+        soak = self._soak(self.write(batch[:1]), [(batch[1:], self.ATTACH)])
+        self.assertEqual((None, None, None),
+                         soak._catch('gate-a', ['attach'], {'1581'}))
+        self.assertEqual(1, soak.cluster.resume.call_count)
