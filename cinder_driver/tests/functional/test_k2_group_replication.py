@@ -192,6 +192,10 @@ class K2GroupReplicationTestCase(k2_replication_base.K2ReplicationBase):
         # down: the secondary cannot tell the primary it took over, and
         # the primary's session fails its cycles and says why.
         self.array.inject({'kind': 'peer_link'})
+        # A cycle already past its look at the link when the rule came
+        # may still reach the secondary: the failover waits for the
+        # primary to have seen the link down.
+        self.primary_reason(grp, 'replication link is down')
         model, updates = self.driver.failover_replication(
             self.ctx, grp, vols, 'secondary')
         grp.update(model)
