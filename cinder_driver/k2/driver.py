@@ -239,7 +239,8 @@ class K2BaseDriver(driver_base.AdapterDriver):
     def get_replication_error_status(self, context, groups):
         if self.replication is None:
             return [], []
-        return self.replication.error_status(self.adapter.client, groups)
+        return self.replication.error_status(self.adapter.client, groups,
+                                             context)
 
     # -- group replication ---------------------------------------------------
     def _group_replication(self, group):

@@ -40,6 +40,7 @@ import time
 
 from cinder import exception
 from cinder.i18n import _
+from cinder import objects
 from cinder.objects import fields
 from oslo_log import log as logging
 
@@ -422,8 +423,7 @@ class ReplicationManager(object):
     @staticmethod
     def troubled(client):
         """Sessions ``client``'s array replicates from that do not ship."""
-        return [s for s in client.source_sessions()
-                if s.state_reason or s.state != 'in_sync']
+        return [s for s in client.source_sessions() if _troubled(s)]
 
     def status(self, client):
         """The backend's replication_status: Cinder asks for the error
@@ -433,25 +433,41 @@ class ReplicationManager(object):
         return (fields.ReplicationStatus.ERROR if self.troubled(client)
                 else fields.ReplicationStatus.ENABLED)
 
-    def error_status(self, client, groups=()):
+    def error_status(self, client, groups=(), context=None):
         """Cinder's replication error status: (group, volume updates).
 
         The volumes and groups whose session on ``client``'s array (the
-        source) reports a problem go to ``error``; a group of ``groups``
-        that Cinder holds in ``error`` and whose session is sound again
-        goes back to ``enabled``, with its volumes.
+        source) reports a problem go to ``error``; a group that Cinder
+        holds in ``error`` and whose session is sound again goes back to
+        ``enabled``, with its volumes. Each session's group is judged as
+        Cinder's database holds it after the sessions were read: the
+        ``groups`` Cinder passes (read before) are read again, and the
+        others are looked up in ``context``. In a cluster Cinder passes
+        none: it asks for the groups of its cluster by the name without
+        the pool, which no group's ``cluster_name`` equals.
         """
         error = fields.ReplicationStatus.ERROR
+        enabled = fields.ReplicationStatus.ENABLED
         group_updates, volume_updates, troubled = [], [], set()
-        # A group failed over on purpose: its source session stops
-        # shipping (the secondary serves it now); that is not an error,
-        # and an error status would stop Cinder from failing it back.
-        moved = {g.id for g in groups or [] if g.replication_status in (
-            fields.ReplicationStatus.FAILED_OVER,
-            fields.ReplicationStatus.FAILING_OVER)}
-        for session in self.troubled(client):
+        sessions = client.source_sessions()
+        known = {g.id: g for g in groups or []}
+        current = {}
+        for session in sessions:
+            gid = group_replication.group_id_of(session)
+            if gid is not None and gid not in current:
+                current[gid] = _current(known.get(gid), gid, context)
+        for session in sessions:
+            if not _troubled(session):
+                continue
             owner_group = group_replication.group_id_of(session)
-            if owner_group in moved:
+            group = current.get(owner_group)
+            # A group failed over on purpose: its source session stops
+            # shipping (the secondary serves it now); that is not an
+            # error, and an error status would stop Cinder from failing
+            # it back.
+            if group is not None and group.replication_status in (
+                    fields.ReplicationStatus.FAILED_OVER,
+                    fields.ReplicationStatus.FAILING_OVER):
                 continue
             if owner_group is not None:
                 troubled.add(owner_group)
@@ -464,13 +480,37 @@ class ReplicationManager(object):
                 if owner:
                     volume_updates.append({'volume_id': owner,
                                            'replication_status': error})
-        enabled = fields.ReplicationStatus.ENABLED
-        for group in groups or []:
-            if group.id in troubled or group.replication_status != error:
+        for gid, group in sorted(current.items()):
+            if (group is None or gid in troubled or
+                    group.replication_status != error):
                 continue
-            group_updates.append({'group_id': group.id,
+            group_updates.append({'group_id': gid,
                                   'replication_status': enabled})
             volume_updates.extend(
                 {'volume_id': v.id, 'replication_status': enabled}
                 for v in group.volumes if v.replication_status == error)
         return group_updates, volume_updates
+
+
+def _current(group, group_id, context):
+    """Cinder's group ``group_id`` as its database holds it now: ``group``
+    (as Cinder passed it) read again, or looked up in ``context``. Cinder
+    marks a group failing over before its failover touches the array, so
+    a session that a failover troubled is never taken for an error of a
+    group read as enabled before it. None: not Cinder's group (gone).
+    """
+    try:
+        if group is not None:
+            group.refresh()
+        elif context is not None:
+            group = objects.Group.get_by_id(context, group_id)
+    except Exception as e:
+        # Not found or unreadable now: judged as Cinder passed it.
+        LOG.debug('group %(grp)s not read again: %(err)s',
+                  {'grp': group_id, 'err': e})
+    return group
+
+
+def _troubled(session):
+    """Whether a source session does not ship."""
+    return bool(session.state_reason) or session.state != 'in_sync'

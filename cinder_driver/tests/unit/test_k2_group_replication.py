@@ -14,6 +14,8 @@
 
 """K2 group replication: one session per replicated group."""
 
+from unittest import mock
+
 from cinder import exception
 from cinder import objects
 from cinder.objects import fields
@@ -234,6 +236,52 @@ class GroupReplicationTestCase(k2_fakes.ReplicatedAdapterTestCase):
         self.assertEqual(([], []), self.driver.get_replication_error_status(
             self.ctx, [moved]))
         self.client.volumes_in_group.assert_not_called()
+
+    def test_groups_cinder_did_not_pass_are_judged_as_cinder_holds_them(self):
+        # In a cluster Cinder passes no group (it looks them up by the
+        # cluster's name without the pool): the driver reads each
+        # session's group itself.
+        moved = self.group(status=FAILED_OVER)
+        broken = self.group()
+        healed = self.group(status=ERROR)
+        healed.volumes = objects.VolumeList(objects=[
+            self.member(healed, status=ERROR)])
+        held = {g.id: g for g in (moved, broken, healed)}
+        self.client.source_sessions.return_value = [
+            k2_fakes.session(5, 'crg-%s' % moved.id, state='suspended',
+                             reason='409: the target is failed over',
+                             group_id=20),
+            k2_fakes.session(6, 'crg-%s' % broken.id, state='suspended',
+                             reason='peer unreachable', group_id=21),
+            k2_fakes.session(7, 'crg-%s' % healed.id, group_id=22)]
+        self.client.volumes_in_group.return_value = []
+        with mock.patch.object(objects.Group, 'get_by_id',
+                               side_effect=lambda ctx, gid: held[gid]):
+            groups, vols = self.driver.get_replication_error_status(
+                self.ctx, [])
+        self.assertEqual(sorted([
+            {'group_id': broken.id, 'replication_status': ERROR},
+            {'group_id': healed.id, 'replication_status': ENABLED}],
+            key=str), sorted(groups, key=str))
+        self.assertEqual([{'volume_id': healed.volumes[0].id,
+                           'replication_status': ENABLED}], vols)
+        self.client.volumes_in_group.assert_called_once_with(21)
+
+    def test_a_group_read_before_its_failover_is_read_again(self):
+        # Cinder read the group enabled; its failover then began (the
+        # database says failing-over) and troubled the session.
+        grp = self.group()
+
+        def reread():
+            grp.replication_status = fields.ReplicationStatus.FAILING_OVER
+        self.client.source_sessions.return_value = [
+            k2_fakes.session(5, 'crg-%s' % grp.id, state='suspended',
+                             reason='409: the target is failed over',
+                             group_id=20)]
+        with mock.patch.object(grp, 'refresh', side_effect=reread):
+            self.assertEqual(([], []),
+                             self.driver.get_replication_error_status(
+                                 self.ctx, [grp]))
 
     def test_backend_reports_error_while_a_session_is_troubled(self):
         self.serve_stats()
