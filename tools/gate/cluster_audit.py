@@ -25,12 +25,12 @@ import collections
 import json
 import os
 import re
+import urllib.parse
 
 import pymysql
-import requests
-from requests import adapters
-from urllib3 import util as urllib3_util
 
+from cinder_driver.common import http as rest_http
+from cinder_driver.k2 import rest as k2_rest
 from cinder_driver.linstor import attach
 from tools.gate import cluster
 
@@ -101,41 +101,26 @@ class CinderState(object):
 
 
 class ArrayState(object):
-    """The objects of the bed's array, K2 and LINSTOR dialects."""
+    """The objects of the bed's array, K2 and LINSTOR dialects, read
+    through the drivers' own REST clients (their paging, and their
+    retries of what the array dropped or answered busy).
+    """
 
     def __init__(self, info):
-        self.k2_url = info['k2'] + '/api/v2'
-        self.auth = (info['user'], info['password'])
-        self.verify = info['ca_cert']
-        self.linstor_url = info['linstor']
-        # The audit only reads: a read the array dropped or answered
-        # "unavailable" is asked again, as the drivers do.
-        self.session = requests.Session()
-        retry = urllib3_util.Retry(total=4, backoff_factor=0.5,
-                                   status_forcelist=(502, 503, 504),
-                                   allowed_methods=frozenset(['GET']))
-        for scheme in ('http://', 'https://'):
-            self.session.mount(scheme, adapters.HTTPAdapter(max_retries=retry))
+        k2 = urllib.parse.urlsplit(info['k2'])
+        self.k2_rest = k2_rest.K2Rest(
+            k2.hostname, info['user'], info['password'], port=k2.port,
+            verify=info['ca_cert'], connect_timeout=5, read_timeout=60,
+            backoff=0.5)
+        self.linstor_rest = rest_http.RestSession(
+            info['linstor'], verify=info['ca_cert'], connect_timeout=5,
+            read_timeout=60, backoff=0.5, array_name='LINSTOR (audit)')
 
     def k2(self, resource):
-        hits, offset = [], 0
-        while True:
-            reply = self.session.get('%s/%s' % (self.k2_url, resource),
-                                     params={'__limit': 500,
-                                             '__offset': offset},
-                                     auth=self.auth, verify=self.verify,
-                                     timeout=(5, 60))
-            reply.raise_for_status()
-            page = reply.json()
-            hits += page['hits']
-            offset += len(page['hits'])
-            if not page['hits'] or offset >= page['total']:
-                return hits
+        return self.k2_rest.search(resource)
 
     def linstor(self, path):
-        reply = self.session.get(self.linstor_url + path, timeout=(5, 60))
-        reply.raise_for_status()
-        return reply.json()
+        return self.linstor_rest.request('GET', path)[1]
 
 
 def _ref_id(ref):
