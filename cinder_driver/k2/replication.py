@@ -504,10 +504,14 @@ def _current(group, group_id, context):
             group.refresh()
         elif context is not None:
             group = objects.Group.get_by_id(context, group_id)
+    except exception.GroupNotFound:
+        # Deleted meanwhile: judged as Cinder passed it, if it did.
+        LOG.debug('group %s is not in the database', group_id)
     except Exception as e:
-        # Not found or unreadable now: judged as Cinder passed it.
-        LOG.debug('group %(grp)s not read again: %(err)s',
-                  {'grp': group_id, 'err': e})
+        # Unreadable now: judged as Cinder passed it, and said, since a
+        # failed-over group Cinder did not pass is then reported.
+        LOG.warning('group %(grp)s could not be read: %(err)s',
+                    {'grp': group_id, 'err': e})
     return group
 
 

@@ -169,9 +169,18 @@ class Cluster(object):
                 found.add(int(entry))
         return found
 
-    def pause(self, member):
-        """SIGSTOP of the member's process group: it stops where it is."""
+    def pause(self, member, timeout=1.0):
+        """SIGSTOP of the member's process group: it stops where it is
+        (a signal is delivered asynchronously: until every process of
+        the group shows stopped, or ``timeout``).
+        """
         os.killpg(self.member_pid(member), signal.SIGSTOP)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if all(_state(pid) in ('T', None)
+                   for pid in self.group_pids(member)):
+                return
+            time.sleep(0.005)
 
     def resume(self, member):
         os.killpg(self.member_pid(member), signal.SIGCONT)
@@ -302,3 +311,12 @@ class CleanupWatcher(Periodic):
             self._handled = down
         except Exception as e:  # keep watching through API hiccups
             self.requests.append((time.time(), 'error: %s' % e))
+
+
+def _state(pid):
+    """A process's state letter (T: stopped), None once it is gone."""
+    try:
+        with open('/proc/%d/stat' % pid) as f:
+            return f.read().rsplit(')', 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None

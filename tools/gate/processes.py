@@ -56,6 +56,9 @@ def stop_group(pid, timeout=30):
     """SIGTERM a process group, SIGKILL it if it does not go."""
     try:
         os.killpg(pid, signal.SIGTERM)
+        # A group a soak stopped (SIGSTOP) acts on SIGTERM only once
+        # it runs again.
+        os.killpg(pid, signal.SIGCONT)
     except ProcessLookupError:
         return
     deadline = time.monotonic() + timeout

@@ -83,3 +83,25 @@ class GroupTestCase(logfiles.LogFileTestCase):
         self.assertEqual(2, len(pids))
         self.assertIn(parent.pid, pids)
         self.assertNotIn(os.getpid(), pids)
+
+    def test_a_paused_member_is_stopped_until_resumed(self):
+        parent = subprocess.Popen(
+            [sys.executable, '-c', 'import subprocess, sys; subprocess.run('
+             '[sys.executable, "-c", "import time; time.sleep(30)"])'],
+            start_new_session=True)
+        self.addCleanup(parent.wait)
+        self.addCleanup(os.killpg, parent.pid, 9)
+        bed = mock.Mock(dir=self.useFixture(fixtures.TempDir()).path)
+        bed._pids.return_value = {cluster.service_name('gate-a'): parent.pid}
+        members = cluster.Cluster(bed)
+        for _ in range(100):
+            if len(members.group_pids('gate-a')) == 2:
+                break
+            subprocess.run(['sleep', '0.05'])
+        members.pause('gate-a')
+        self.assertEqual({'T'}, {cluster._state(pid) for pid in
+                                 members.group_pids('gate-a')})
+        members.resume('gate-a')
+        subprocess.run(['sleep', '0.1'])
+        self.assertNotIn('T', {cluster._state(pid) for pid in
+                               members.group_pids('gate-a')})

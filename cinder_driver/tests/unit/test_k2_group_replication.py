@@ -23,6 +23,7 @@ from cinder.tests.unit import fake_group
 from cinder.volume import group_types
 from oslo_utils import uuidutils
 
+from cinder_driver.k2 import replication
 from cinder_driver.tests.unit import k2_fakes
 
 ENABLED = fields.ReplicationStatus.ENABLED
@@ -266,6 +267,21 @@ class GroupReplicationTestCase(k2_fakes.ReplicatedAdapterTestCase):
         self.assertEqual([{'volume_id': healed.volumes[0].id,
                            'replication_status': ENABLED}], vols)
         self.client.volumes_in_group.assert_called_once_with(21)
+
+    def test_a_group_that_cannot_be_read_is_judged_as_passed_and_said(self):
+        grp = self.group()
+        self.client.source_sessions.return_value = [
+            k2_fakes.session(5, 'crg-%s' % grp.id, state='suspended',
+                             reason='peer unreachable', group_id=20)]
+        self.client.volumes_in_group.return_value = []
+        with mock.patch.object(grp, 'refresh',
+                               side_effect=RuntimeError('db down')), \
+                mock.patch.object(replication.LOG, 'warning') as warn:
+            groups, _vols = self.driver.get_replication_error_status(
+                self.ctx, [grp])
+        self.assertEqual([{'group_id': grp.id, 'replication_status': ERROR}],
+                         groups)
+        self.assertIn('db down', str(warn.call_args))
 
     def test_a_group_read_before_its_failover_is_read_again(self):
         # Cinder read the group enabled; its failover then began (the
