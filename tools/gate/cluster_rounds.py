@@ -200,8 +200,14 @@ class Soak(object):
             'operations in flight (%s)' % (
                 number, member, seen, state, len(inflight),
                 ', '.join(sorted(r.name for r in inflight))))
-        self.figures['kills_in_flight'].append(True)
-        return death, inflight, []
+        # The dead member's log as it ends must agree.
+        log = self.log(member)
+        problems = [] if (cluster_locks.in_flight_at_death(log, line) or
+                          cluster_locks.held_at(log, death, pids)) else [
+            'round %d: %s was killed with no operation open in its log' %
+            (number, member)]
+        self.figures['kills_in_flight'].append(not problems)
+        return death, inflight, problems
 
     def kill_round(self, number, member, seconds, target='attach'):
         survivor = [m for m in cluster_mod.MEMBERS if m != member]
