@@ -50,13 +50,22 @@ from reference_array.http import faults as faults_mod
 LOG = logging.getLogger(__name__)
 ADMIN_FAULTS = '/_admin/faults'
 MAX_BODY = 16 * 1024 * 1024
-# Connections served at once (one thread each); more wait in the
+# Connections held open at once (one thread each); more wait in the
 # listen queue, so no client can make the array start unbounded threads.
-# A newcomer that finds every slot taken closes a connection that waits
-# for its next request, if one may be closed (see _Slots), and else
-# waits this long for a slot before it is closed itself.
-MAX_CONNECTIONS = 32
+# It is far above what the clients of a cloud keep in their pools (the
+# drivers keep up to 16 per backend and array), so their idle
+# connections are never closed for room: a newcomer that finds every
+# slot taken closes a connection that waits for its next request, if
+# one may be closed (see _Slots), and else waits this long for a slot
+# before it is closed itself.
+MAX_CONNECTIONS = 128
 SLOT_WAIT = 2.0
+# Requests served at once, from the moment their headers are in: this,
+# not the connections, bounds the array's work and the bodies it holds
+# in memory. A request that finds none free waits this long, then is
+# answered busy (the clients send it again).
+MAX_REQUESTS = 32
+REQUEST_WAIT = 10.0
 # A connection waiting for a request may be closed for room once it has
 # waited this long (a client that just had an answer often asks again
 # at once), or once its request has been arriving this long without
@@ -64,6 +73,10 @@ SLOT_WAIT = 2.0
 # to keep its slot).
 IDLE_GRACE = 0.5
 HEADER_GRACE = 5.0
+# A connection closed for room is waited for this long to give its slot
+# back (its thread wakes at once, but a busy machine may run it late)
+# before another may be closed for the same newcomer.
+ENDING_GRACE = 5.0
 # JSON nested deeper than any request of either dialect is refused.
 MAX_DEPTH = 32
 # A request log is rotated at this size (one older file is kept).
@@ -140,34 +153,43 @@ class _Slots(object):
         self._lock = threading.Lock()
         # connection -> the moment from which it may be closed for room
         self._waiting = {}
+        # connection closed for room -> when; until its thread ends
+        self._closing = {}
 
     def take(self, wait):
         """A slot for a new connection; False after ``wait`` seconds."""
         deadline = time.monotonic() + wait
         while not self._free.acquire(blocking=False):
-            closed = self._close_one()
+            closing = self._close_one()
             left = deadline - time.monotonic()
-            if not closed and left <= 0:
+            if not closing and left <= 0:
                 return False
             # A closed connection's thread ends at once and gives its
-            # slot back; else look again soon, as a connection may come
-            # to be closable.
-            if self._free.acquire(timeout=1.0 if closed else
+            # slot back, which is waited for (closing another meanwhile
+            # would take two slots for one newcomer); else look again
+            # soon, as a connection may come to be closable.
+            if self._free.acquire(timeout=0.05 if closing else
                                   min(left, 0.05)):
                 return True
-            if left <= 0:
-                return False
         return True
 
     def _close_one(self):
+        """Close the connection that has waited longest for a request,
+        if one may be closed; True while a connection closed for room
+        has not given its slot back yet.
+        """
         now = time.monotonic()
         with self._lock:
+            if any(since + ENDING_GRACE > now
+                   for since in self._closing.values()):
+                return True
             for connection, since in sorted(self._waiting.items(),
                                             key=lambda item: item[1]):
                 if since > now:
                     return False
                 if not _has_input(connection):
                     del self._waiting[connection]
+                    self._closing[connection] = now
                     break
             else:
                 return False
@@ -207,8 +229,10 @@ class _Slots(object):
             return self._waiting.pop(connection, None) is not None
 
     def forget(self, connection):
+        """``connection``'s thread ends (its slot is given back)."""
         with self._lock:
             self._waiting.pop(connection, None)
+            self._closing.pop(connection, None)
 
 
 def _has_input(connection):
@@ -237,6 +261,7 @@ class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.slots = _Slots(MAX_CONNECTIONS)
+        self.serving = threading.BoundedSemaphore(MAX_REQUESTS)
 
     def process_request(self, request, client_address):
         # The slot is taken in the accept loop (further clients stay in
@@ -304,9 +329,12 @@ def _make_handler(api, server):
                     self.connection):
                 self.close_connection = True
                 return
+            self._serving = False
             try:
                 super().handle_one_request()
             finally:
+                if self._serving:
+                    self.server.serving.release()
                 self.server.slots.idle(self.connection)
 
         def parse_request(self):
@@ -314,6 +342,16 @@ def _make_handler(api, server):
                 return False
             if not self.server.slots.busy(self.connection):
                 self.close_connection = True
+                return False
+            self._serving = self.server.serving.acquire(
+                timeout=REQUEST_WAIT)
+            if not self._serving:
+                LOG.warning('request from %s answered busy: %d requests '
+                            'served', self.client_address[0],
+                            MAX_REQUESTS)
+                # Its body is not read: the connection cannot go on.
+                self.close_connection = True
+                self._send(*api.busy_reply())
                 return False
             return True
 

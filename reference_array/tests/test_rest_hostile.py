@@ -48,10 +48,18 @@ class _API(object):
 
     def __init__(self):
         self.calls = []
+        # A call to /slow is answered once this is set.
+        self.go_on = threading.Event()
 
     def route(self, method, path, query, body):
         self.calls.append((method, path))
+        if path == '/slow':
+            self.go_on.wait(10)
         return 200, {'body': body}
+
+    @staticmethod
+    def busy_reply():
+        return 503, {'error': 'busy'}
 
     @staticmethod
     def parse_body(raw):
@@ -165,6 +173,28 @@ class JSONServerTestCase(testtools.TestCase):
         threading.Event().wait(0.5)
         self.assertLessEqual(threading.active_count() - before, 4)
 
+    def test_one_newcomer_closes_one_connection(self):
+        # The closed connection's thread may be slow to end on a busy
+        # machine: the newcomer waits for its slot rather than close a
+        # second connection.
+        slots = http_server._Slots(1)
+        self.assertTrue(slots.take(0))
+        pairs = [socket.socketpair() for _ in range(2)]
+        for pair in pairs:
+            self.addCleanup(pair[0].close)
+            self.addCleanup(pair[1].close)
+            slots.idle(pair[0])
+        threading.Event().wait(http_server.IDLE_GRACE + 0.1)
+
+        def ended():
+            slots.forget(pairs[0][0])
+            slots.release()
+        threading.Timer(1.3, ended).start()
+        self.assertTrue(slots.take(0.1))
+        self.assertEqual(b'', pairs[0][1].recv(1))
+        pairs[1][1].settimeout(0.1)
+        self.assertRaises(socket.timeout, pairs[1][1].recv, 1)
+
     def _cap(self, slots, wait=None):
         """The server's connection slots and wait for one, for a test."""
         self.useFixture(fixtures.MockPatchObject(http_server,
@@ -203,6 +233,44 @@ class JSONServerTestCase(testtools.TestCase):
         for conn in pooled[1:] + [newcomer]:
             conn.request('GET', '/x', headers={'Authorization': 'Basic dTpw'})
             self.assertEqual(200, conn.getresponse().status)
+
+    def test_the_pools_of_a_cloud_keep_their_connections(self):
+        # Three services' drivers, 16 pooled connections each on one
+        # array: far below the connection slots, so none is closed for
+        # room, though more than the requests served at once.
+        srv = self._serve()
+        pooled = self._kept_alive(srv, 48)
+        self.assertLess(http_server.MAX_REQUESTS, len(pooled))
+        for conn in pooled:
+            conn.request('GET', '/x', headers={'Authorization': 'Basic dTpw'})
+            self.assertEqual(200, conn.getresponse().status)
+        self.assertNotIn('closed', self.logs.output)
+
+    def test_requests_beyond_those_served_wait_then_are_answered_busy(self):
+        self.useFixture(fixtures.MockPatchObject(http_server,
+                                                 'MAX_REQUESTS', 1))
+        self.useFixture(fixtures.MockPatchObject(http_server,
+                                                 'REQUEST_WAIT', 0.3))
+        self.addCleanup(self.api.go_on.set)
+        srv = self._serve()
+        auth = b'Authorization: Basic dTpw\r\n\r\n'
+        slow = socket.create_connection(srv.address, 5)
+        self.addCleanup(slow.close)
+        slow.sendall(b'GET /slow HTTP/1.1\r\nHost: a\r\n' + auth)
+        for _ in range(100):
+            if self.api.calls:
+                break
+            threading.Event().wait(0.02)
+        # The one request served holds the array: the next is answered
+        # busy, with the dialect's own reply, once it has waited.
+        self.assertEqual(503, _raw(srv.address, b'GET /x HTTP/1.1\r\n'
+                                   b'Host: a\r\n' + auth))
+        self.assertIn('answered busy', self.logs.output)
+        # One that comes while the slow one ends is served.
+        threading.Timer(0.1, self.api.go_on.set).start()
+        self.assertEqual(200, _raw(srv.address, b'GET /x HTTP/1.1\r\n'
+                                   b'Host: a\r\n' + auth))
+        self.assertTrue(slow.recv(4096).startswith(b'HTTP/1.1 200'))
 
     def test_silent_clients_do_not_lock_others_out(self):
         self._cap(4)
