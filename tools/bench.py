@@ -65,6 +65,7 @@ from reference_array import launch  # noqa: E402
 from tools import bench_drivers  # noqa: E402
 from tools import bench_fio  # noqa: E402
 from tools import bench_scale  # noqa: E402
+from tools.gate import processes  # noqa: E402
 
 MIB = 1 << 20
 KIB_PER_GIB = 1 << 20
@@ -110,10 +111,7 @@ class Array(object):
             'host': k2_client.ref('hosts', self.host['id'])})['lun']
 
     def cpu_seconds(self):
-        with open('/proc/%d/stat' % self.proc.pid) as f:
-            fields = f.read().rsplit(')', 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf(
-            'SC_CLK_TCK')
+        return processes.cpu_seconds(self.proc.pid)
 
     def rss_mib(self):
         with open('/proc/%d/status' % self.proc.pid) as f:

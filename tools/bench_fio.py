@@ -55,6 +55,10 @@ import statistics
 import subprocess
 import time
 
+from tools.gate import processes
+
+# The target's CPU seconds, read from /proc.
+cpu_seconds = processes.cpu_seconds
 MIB = 1 << 20
 GIB = 1 << 30
 QD = 32
@@ -94,12 +98,6 @@ def free_port():
     with socket.socket() as s:
         s.bind(('127.0.0.1', 0))
         return s.getsockname()[1]
-
-
-def cpu_seconds(pid):
-    with open('/proc/%d/stat' % pid) as f:
-        fields = f.read().rsplit(')', 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
 
 
 def load():

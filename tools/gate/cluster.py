@@ -156,18 +156,7 @@ class Cluster(object):
 
     def group_pids(self, member):
         """The pids of the member's process group (parent, workers)."""
-        group, found = self.member_pid(member), set()
-        for entry in os.listdir('/proc'):
-            if not entry.isdigit():
-                continue
-            try:
-                with open('/proc/%s/stat' % entry) as f:
-                    fields = f.read().rsplit(')', 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[2]) == group:
-                found.add(int(entry))
-        return found
+        return processes.group_members(self.member_pid(member))
 
     def pause(self, member, timeout=1.0):
         """SIGSTOP of the member's process group: it stops where it is
@@ -177,7 +166,7 @@ class Cluster(object):
         os.killpg(self.member_pid(member), signal.SIGSTOP)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if all(_state(pid) in ('T', None)
+            if all(processes.state(pid) in ('T', None)
                    for pid in self.group_pids(member)):
                 return
             time.sleep(0.005)
@@ -311,12 +300,3 @@ class CleanupWatcher(Periodic):
             self._handled = down
         except Exception as e:  # keep watching through API hiccups
             self.requests.append((time.time(), 'error: %s' % e))
-
-
-def _state(pid):
-    """A process's state letter (T: stopped), None once it is gone."""
-    try:
-        with open('/proc/%d/stat' % pid) as f:
-            return f.read().rsplit(')', 1)[1].split()[0]
-    except (OSError, IndexError):
-        return None

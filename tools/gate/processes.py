@@ -28,6 +28,43 @@ import urllib.request
 EPMD_PORT = 4369
 
 
+def stat_fields(pid):
+    """The fields of /proc/<pid>/stat after the command name (which may
+    hold spaces and parentheses): [0] is the state, [2] the process
+    group, [11]/[12] user and system clock ticks. None once it is gone.
+    """
+    try:
+        with open('/proc/%d/stat' % pid) as f:
+            return f.read().rsplit(')', 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
+def cpu_seconds(pid):
+    """User plus system CPU seconds a process has used so far."""
+    fields = stat_fields(pid)
+    if fields is None:
+        raise ProcessLookupError('no process %d' % pid)
+    return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
+
+
+def state(pid):
+    """A process's state letter (T: stopped), None once it is gone."""
+    fields = stat_fields(pid)
+    return fields[0] if fields else None
+
+
+def group_members(group):
+    """The pids of every process in process group ``group``."""
+    found = set()
+    for entry in os.listdir('/proc'):
+        if entry.isdigit():
+            fields = stat_fields(int(entry))
+            if fields and int(fields[2]) == group:
+                found.add(int(entry))
+    return found
+
+
 def port_open(port):
     with socket.socket() as s:
         s.settimeout(0.5)

@@ -27,6 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.dirname(os.path.abspath(__file__))))))
 from cinder_driver.tests.functional import logfiles  # noqa: E402
 from tools.gate import cluster  # noqa: E402
+from tools.gate import processes  # noqa: E402
 
 
 def report(host, backend):
@@ -99,9 +100,9 @@ class GroupTestCase(logfiles.LogFileTestCase):
                 break
             subprocess.run(['sleep', '0.05'])
         members.pause('gate-a')
-        self.assertEqual({'T'}, {cluster._state(pid) for pid in
+        self.assertEqual({'T'}, {processes.state(pid) for pid in
                                  members.group_pids('gate-a')})
         members.resume('gate-a')
         subprocess.run(['sleep', '0.1'])
-        self.assertNotIn('T', {cluster._state(pid) for pid in
+        self.assertNotIn('T', {processes.state(pid) for pid in
                                members.group_pids('gate-a')})
