@@ -26,6 +26,7 @@ from oslo_log import log as logging
 from oslo_utils import strutils
 import requests
 from requests import adapters
+from urllib3 import exceptions as urllib3_exceptions
 
 from cinder_driver.common import exception
 
@@ -47,18 +48,18 @@ def _snippet(text):
     return text if len(text) <= SNIPPET else text[:SNIPPET] + '...'
 
 
-def _ssl_error(error, depth=0):
-    """The ssl module's own error under requests' and urllib3's wrappers
+def _inner(error, kind, depth=0):
+    """The error of class ``kind`` under requests' and urllib3's wrappers
     (an argument, a ``reason`` or a cause), or None.
     """
-    if isinstance(error, ssl.SSLError):
+    if isinstance(error, kind):
         return error
     if depth > 4 or not isinstance(error, BaseException):
         return None
     inner = [arg for arg in error.args if isinstance(arg, BaseException)]
     inner += [getattr(error, 'reason', None), error.__cause__]
     for each in inner:
-        found = _ssl_error(each, depth + 1) if each else None
+        found = _inner(each, kind, depth + 1) if each else None
         if found is not None:
             return found
     return None
@@ -149,7 +150,7 @@ class RestSession(object):
                                             data=data, timeout=self.timeout,
                                             verify=self.verify)
             except requests.exceptions.SSLError as e:
-                cause = _ssl_error(e)
+                cause = _inner(e, ssl.SSLError)
                 if not (isinstance(cause, (ssl.SSLEOFError,
                                            ssl.SSLZeroReturnError)) and
                         _raised_in(cause, 'do_handshake')):
@@ -180,7 +181,8 @@ class RestSession(object):
                 reason = _snippet(e)
                 err = self._fail(exception.ArrayUnreachable, method, path,
                                  reason=reason)
-                retry = idempotent or 'NewConnectionError' in repr(e)
+                retry = idempotent or _inner(
+                    e, urllib3_exceptions.NewConnectionError) is not None
             else:
                 elapsed = time.monotonic() - started
                 LOG.debug('%(array)s %(method)s %(path)s -> %(status)s '

@@ -180,12 +180,30 @@ class RestSessionTestCase(test.TestCase):
         self.assertEqual(1, len(adapter.calls))
 
     def test_refused_connection_is_retried(self):
-        fake_http.mount(self.session, [
-            Reply(raises=requests.exceptions.ConnectionError(
-                'NewConnectionError: refused')),
-            Reply(200, {})])
+        # As requests raises it: the connection was never opened, so
+        # even a POST is sent again.
+        refused = requests.exceptions.ConnectionError(
+            urllib3.exceptions.MaxRetryError(
+                None, '/v', urllib3.exceptions.NewConnectionError(
+                    None, 'Failed to establish a new connection: '
+                    '[Errno 111] Connection refused')))
+        fake_http.mount(self.session, [Reply(raises=refused),
+                                       Reply(200, {})])
         self.assertEqual(200, self.session.request('POST', '/v',
                                                    body={})[0])
+
+    def test_a_reset_after_the_request_went_out_is_not_sent_again(self):
+        # The array may have acted on it: a POST is not replayed, even
+        # if the reason's text names a connection error.
+        reset = requests.exceptions.ConnectionError(
+            urllib3.exceptions.ProtocolError(
+                'Connection aborted (not a NewConnectionError)',
+                ConnectionResetError(104, 'Connection reset by peer')))
+        adapter = fake_http.mount(self.session, [Reply(raises=reset),
+                                                 Reply(200, {})])
+        self.assertRaises(exception.ArrayUnreachable, self.session.request,
+                          'POST', '/v', body={})
+        self.assertEqual(1, len(adapter.calls))
 
     def test_password_never_logged(self):
         log = self.useFixture(__import__('fixtures').FakeLogger(
