@@ -132,6 +132,9 @@ class HTTPError(Exception):
         self.payload = payload
 
 
+_TAKEN = 'taken'
+
+
 class _Slots(object):
     """Connection slots, and the connections that wait for a request.
 
@@ -159,27 +162,32 @@ class _Slots(object):
     def take(self, wait):
         """A slot for a new connection; False after ``wait`` seconds."""
         deadline = time.monotonic() + wait
-        while not self._free.acquire(blocking=False):
-            closing = self._close_one()
+        while True:
+            found = self._close_one()
+            if found is _TAKEN:
+                return True
             left = deadline - time.monotonic()
-            if not closing and left <= 0:
+            if not found and left <= 0:
                 return False
             # A closed connection's thread ends at once and gives its
             # slot back, which is waited for (closing another meanwhile
             # would take two slots for one newcomer); else look again
             # soon, as a connection may come to be closable.
-            if self._free.acquire(timeout=0.05 if closing else
+            if self._free.acquire(timeout=0.05 if found else
                                   min(left, 0.05)):
                 return True
-        return True
 
     def _close_one(self):
-        """Close the connection that has waited longest for a request,
-        if one may be closed; True while a connection closed for room
-        has not given its slot back yet.
+        """A free slot (_TAKEN), else close the connection that has
+        waited longest for a request, if one may be closed; True while
+        a connection closed for room has not given its slot back yet.
         """
         now = time.monotonic()
         with self._lock:
+            # Looked at under the lock ``end`` gives slots back under:
+            # a connection that has just ended is never thought pending.
+            if self._free.acquire(blocking=False):
+                return _TAKEN
             if any(since + ENDING_GRACE > now
                    for since in self._closing.values()):
                 return True
@@ -203,8 +211,12 @@ class _Slots(object):
             pass
         return True
 
-    def release(self):
-        self._free.release()
+    def end(self, connection):
+        """``connection``'s thread ends: its slot is given back."""
+        with self._lock:
+            self._waiting.pop(connection, None)
+            self._closing.pop(connection, None)
+            self._free.release()
 
     def idle(self, connection):
         """``connection`` waits for a request."""
@@ -228,11 +240,17 @@ class _Slots(object):
         with self._lock:
             return self._waiting.pop(connection, None) is not None
 
-    def forget(self, connection):
-        """``connection``'s thread ends (its slot is given back)."""
-        with self._lock:
-            self._waiting.pop(connection, None)
-            self._closing.pop(connection, None)
+
+def _drain(rfile, length, piece=64 * 1024):
+    """Read and drop a request body of ``length`` bytes, a piece at a
+    time; False if it did not all come.
+    """
+    while length > 0:
+        got = len(rfile.read(min(piece, length)))
+        if not got:
+            return False
+        length -= got
+    return True
 
 
 def _has_input(connection):
@@ -275,16 +293,14 @@ class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
         try:
             super().process_request(request, client_address)
         except BaseException:
-            self.slots.forget(request)
-            self.slots.release()
+            self.slots.end(request)
             raise
 
     def process_request_thread(self, request, client_address):
         try:
             super().process_request_thread(request, client_address)
         finally:
-            self.slots.forget(request)
-            self.slots.release()
+            self.slots.end(request)
 
     def handle_error(self, request, client_address):
         # Into the array's log, not stderr: a parent that does not read
@@ -329,12 +345,9 @@ def _make_handler(api, server):
                     self.connection):
                 self.close_connection = True
                 return
-            self._serving = False
             try:
                 super().handle_one_request()
             finally:
-                if self._serving:
-                    self.server.serving.release()
                 self.server.slots.idle(self.connection)
 
         def parse_request(self):
@@ -343,16 +356,12 @@ def _make_handler(api, server):
             if not self.server.slots.busy(self.connection):
                 self.close_connection = True
                 return False
-            self._serving = self.server.serving.acquire(
-                timeout=REQUEST_WAIT)
-            if not self._serving:
-                LOG.warning('request from %s answered busy: %d requests '
-                            'served', self.client_address[0],
-                            MAX_REQUESTS)
-                # Its body is not read: the connection cannot go on.
-                self.close_connection = True
-                self._send(*api.busy_reply())
-                return False
+            return True
+
+        def handle_expect_100(self):
+            # "100 Continue" invites the body: it is sent once the
+            # request is authorized and has its turn (_handle), never
+            # before.
             return True
 
         def handle(self):
@@ -376,6 +385,8 @@ def _make_handler(api, server):
                 self.send_header(key, value)
             if payload is not None:
                 self.send_header('Content-Type', 'application/json')
+            if self.close_connection:
+                self.send_header('Connection', 'close')
             self.send_header('Content-Length', str(len(body)))
             self.end_headers()
             if body and self.command != 'HEAD':
@@ -458,12 +469,41 @@ def _make_handler(api, server):
                 return self._send(413, api.error_payload(
                     413, 'request body too large'))
             if not self._authorized():
-                if length:
-                    self.close_connection = True
+                # Closed after its answer: a caller without credentials
+                # cannot queue requests it never reads the answers of.
+                self.close_connection = True
                 return self._send(401, api.error_payload(
                     401, 'authentication required'),
                     headers=[('WWW-Authenticate',
                               'Basic realm="reference-array"')])
+            if not self.server.serving.acquire(timeout=REQUEST_WAIT):
+                return self._busy(length)
+            try:
+                self._serve(parsed, query, length)
+            finally:
+                self.server.serving.release()
+
+        def _continue(self):
+            """The "100 Continue" a client that asked for it waits for
+            before it sends the body.
+            """
+            if (self.headers.get('Expect', '').lower() == '100-continue'
+                    and self.request_version >= 'HTTP/1.1'):
+                self.send_response_only(100)
+                self.end_headers()
+                self.wfile.flush()
+
+        def _busy(self, length):
+            LOG.warning('request from %s answered busy: %d requests served',
+                        self.client_address[0], MAX_REQUESTS)
+            if (self.headers.get('Expect', '').lower() == '100-continue'
+                    or not _drain(self.rfile, length)):
+                # Its body was not sent, or did not come.
+                self.close_connection = True
+            self._send(*api.busy_reply())
+
+        def _serve(self, parsed, query, length):
+            self._continue()
             raw = self.rfile.read(length) if length else b''
             if parsed.path == ADMIN_FAULTS:
                 return self._admin(raw)

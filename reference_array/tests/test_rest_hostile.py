@@ -186,10 +186,7 @@ class JSONServerTestCase(testtools.TestCase):
             slots.idle(pair[0])
         threading.Event().wait(http_server.IDLE_GRACE + 0.1)
 
-        def ended():
-            slots.forget(pairs[0][0])
-            slots.release()
-        threading.Timer(1.3, ended).start()
+        threading.Timer(1.3, slots.end, (pairs[0][0],)).start()
         self.assertTrue(slots.take(0.1))
         self.assertEqual(b'', pairs[0][1].recv(1))
         pairs[1][1].settimeout(0.1)
@@ -257,20 +254,65 @@ class JSONServerTestCase(testtools.TestCase):
         slow = socket.create_connection(srv.address, 5)
         self.addCleanup(slow.close)
         slow.sendall(b'GET /slow HTTP/1.1\r\nHost: a\r\n' + auth)
-        for _ in range(100):
+        for _ in range(250):
             if self.api.calls:
                 break
             threading.Event().wait(0.02)
+        else:
+            self.fail('the slow request was not served')
         # The one request served holds the array: the next is answered
-        # busy, with the dialect's own reply, once it has waited.
-        self.assertEqual(503, _raw(srv.address, b'GET /x HTTP/1.1\r\n'
-                                   b'Host: a\r\n' + auth))
+        # busy, with the dialect's own reply, once it has waited; its
+        # body was read, so its connection goes on.
+        busy = http.client.HTTPConnection(*srv.address, timeout=5)
+        self.addCleanup(busy.close)
+        busy.request('POST', '/x', body=b'{"a": 1}',
+                     headers={'Authorization': 'Basic dTpw'})
+        resp = busy.getresponse()
+        self.assertEqual((503, False), (resp.status, resp.will_close))
+        resp.read()
         self.assertIn('answered busy', self.logs.output)
         # One that comes while the slow one ends is served.
+        self.useFixture(fixtures.MockPatchObject(http_server,
+                                                 'REQUEST_WAIT', 5.0))
         threading.Timer(0.1, self.api.go_on.set).start()
-        self.assertEqual(200, _raw(srv.address, b'GET /x HTTP/1.1\r\n'
-                                   b'Host: a\r\n' + auth))
+        busy.request('GET', '/x', headers={'Authorization': 'Basic dTpw'})
+        self.assertEqual(200, busy.getresponse().status)
         self.assertTrue(slow.recv(4096).startswith(b'HTTP/1.1 200'))
+
+    def test_callers_without_credentials_hold_no_request(self):
+        self.useFixture(fixtures.MockPatchObject(http_server,
+                                                 'MAX_REQUESTS', 1))
+        self.useFixture(fixtures.MockPatchObject(http_server,
+                                                 'REQUEST_WAIT', 0.3))
+        srv = self._serve()
+        # Requests queued on one connection whose answers are never
+        # read: the first is answered and the connection closed.
+        pipe = socket.create_connection(srv.address, 5)
+        self.addCleanup(pipe.close)
+        pipe.sendall(b'GET /x HTTP/1.1\r\nHost: a\r\n\r\n' * 2000)
+        threading.Event().wait(0.3)
+        self.assertEqual(200, _raw(srv.address, b'GET /x HTTP/1.1\r\n'
+                                   b'Host: a\r\n'
+                                   b'Authorization: Basic dTpw\r\n\r\n'))
+        reply = pipe.recv(4096)
+        self.assertIn(b'401', reply.split(b'\r\n')[0])
+        self.assertIn(b'Connection: close', reply)
+        self.assertEqual(1, reply.count(b'HTTP/1.1'))
+
+    def test_continue_is_sent_only_to_an_authorized_request(self):
+        srv = self._serve()
+        head = (b'POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 8\r\n'
+                b'Expect: 100-continue\r\n')
+        with socket.create_connection(srv.address, 5) as s:
+            s.sendall(head + b'\r\n')
+            self.assertTrue(s.recv(4096).startswith(b'HTTP/1.1 401'))
+        with socket.create_connection(srv.address, 5) as s:
+            s.sendall(head + b'Authorization: Basic dTpw\r\n\r\n')
+            self.assertEqual(b'HTTP/1.1 100 Continue\r\n\r\n',
+                             s.recv(4096))
+            s.sendall(b'{"a": 1}')
+            self.assertTrue(s.recv(4096).startswith(b'HTTP/1.1 200'))
+        self.assertEqual([('POST', '/x')], self.api.calls)
 
     def test_silent_clients_do_not_lock_others_out(self):
         self._cap(4)
@@ -315,7 +357,7 @@ class JSONServerTestCase(testtools.TestCase):
         ours.recv(3)
         # Its thread would end when the socket is shut down; here the
         # slot is given back by hand.
-        threading.Timer(0.2, slots.release).start()
+        threading.Timer(0.2, slots.end, (ours,)).start()
         self.assertTrue(slots.take(0))
         self.assertEqual(b'', theirs.recv(1))
         self.assertFalse(slots.busy(ours))
