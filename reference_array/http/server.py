@@ -139,16 +139,19 @@ class _Slots(object):
     """Connection slots, and the connections that wait for a request.
 
     A connection between requests (a client's idle keep-alive, or a new
-    one that has not spoken yet) holds a slot while it does nothing;
-    clients that pool connections (the drivers keep up to 16 per array)
-    could fill every slot with them and lock everybody out, a silent
-    client on purpose. So a newcomer that finds no free slot closes the
-    connection that has waited longest, as a server may close an idle
-    persistent connection at any time (RFC 9112, 9.3.1: the client opens
-    another); a pool reuses its newest connections first, so the oldest
-    is the one least likely to be about to carry a request. Never one
-    with bytes waiting to be read, nor one whose request's headers have
-    arrived (it is being served).
+    one that has not spoken yet) holds a slot while it does nothing; a
+    client that opens connections and says nothing could fill every
+    slot and lock everybody out. So a newcomer that finds no free slot
+    closes the connection that has waited longest, as a server may close
+    an idle persistent connection at any time (RFC 9112, 9.3.1: the
+    client opens another); a pool reuses its newest connections first,
+    so the oldest is the one least likely to be about to carry a
+    request. Never one with bytes waiting to be read, nor one whose
+    request's headers have arrived (it is being served). A client may
+    still be sending a request on the one closed, and cannot know
+    whether it was acted on: so there are far more slots than the pools
+    of a cloud's services hold (MAX_CONNECTIONS), and this happens only
+    when something fills them.
     """
 
     def __init__(self, count):
