@@ -35,8 +35,6 @@ import http.server
 import json
 import logging
 import os
-import select
-import socket
 import socketserver
 import ssl
 import sys
@@ -46,6 +44,8 @@ import urllib.parse
 
 from reference_array.core import errors
 from reference_array.http import faults as faults_mod
+from reference_array.http import framing
+from reference_array.http import slots as slots_mod
 
 LOG = logging.getLogger(__name__)
 ADMIN_FAULTS = '/_admin/faults'
@@ -56,7 +56,7 @@ MAX_BODY = 16 * 1024 * 1024
 # drivers keep up to 16 per backend and array), so their idle
 # connections are never closed for room: a newcomer that finds every
 # slot taken closes a connection that waits for its next request, if
-# one may be closed (see _Slots), and else waits this long for a slot
+# one may be closed (see slots.Slots), and else waits this long for a slot
 # before it is closed itself.
 MAX_CONNECTIONS = 128
 SLOT_WAIT = 2.0
@@ -66,17 +66,6 @@ SLOT_WAIT = 2.0
 # answered busy (the clients send it again).
 MAX_REQUESTS = 32
 REQUEST_WAIT = 10.0
-# A connection waiting for a request may be closed for room once it has
-# waited this long (a client that just had an answer often asks again
-# at once), or once its request has been arriving this long without
-# its headers being complete (a client that sends a byte now and then
-# to keep its slot).
-IDLE_GRACE = 0.5
-HEADER_GRACE = 5.0
-# A connection closed for room is waited for this long to give its slot
-# back (its thread wakes at once, but a busy machine may run it late)
-# before another may be closed for the same newcomer.
-ENDING_GRACE = 5.0
 # JSON nested deeper than any request of either dialect is refused.
 MAX_DEPTH = 32
 # A request log is rotated at this size (one older file is kept).
@@ -132,148 +121,6 @@ class HTTPError(Exception):
         self.payload = payload
 
 
-_TAKEN = 'taken'
-
-
-class _Slots(object):
-    """Connection slots, and the connections that wait for a request.
-
-    A connection between requests (a client's idle keep-alive, or a new
-    one that has not spoken yet) holds a slot while it does nothing; a
-    client that opens connections and says nothing could fill every
-    slot and lock everybody out. So a newcomer that finds no free slot
-    closes the connection that has waited longest, as a server may close
-    an idle persistent connection at any time (RFC 9112, 9.3.1: the
-    client opens another); a pool reuses its newest connections first,
-    so the oldest is the one least likely to be about to carry a
-    request. Never one with bytes waiting to be read, nor one whose
-    request's headers have arrived (it is being served). A client may
-    still be sending a request on the one closed, and cannot know
-    whether it was acted on: so there are far more slots than the pools
-    of a cloud's services hold (MAX_CONNECTIONS), and this happens only
-    when something fills them.
-    """
-
-    def __init__(self, count):
-        self._free = threading.BoundedSemaphore(count)
-        self._lock = threading.Lock()
-        # connection -> the moment from which it may be closed for room
-        self._waiting = {}
-        # connection closed for room -> when; until its thread ends
-        self._closing = {}
-
-    def take(self, wait):
-        """A slot for a new connection; False after ``wait`` seconds."""
-        deadline = time.monotonic() + wait
-        while True:
-            found = self._close_one()
-            if found is _TAKEN:
-                return True
-            left = deadline - time.monotonic()
-            if not found and left <= 0:
-                return False
-            # A closed connection's thread ends at once and gives its
-            # slot back, which is waited for (closing another meanwhile
-            # would take two slots for one newcomer); else look again
-            # soon, as a connection may come to be closable.
-            if self._free.acquire(timeout=0.05 if found else
-                                  min(left, 0.05)):
-                return True
-
-    def _close_one(self):
-        """A free slot (_TAKEN), else close the connection that has
-        waited longest for a request, if one may be closed; True while
-        a connection closed for room has not given its slot back yet.
-        """
-        now = time.monotonic()
-        with self._lock:
-            # Looked at under the lock ``end`` gives slots back under:
-            # a connection that has just ended is never thought pending.
-            if self._free.acquire(blocking=False):
-                return _TAKEN
-            if any(since + ENDING_GRACE > now
-                   for since in self._closing.values()):
-                return True
-            for connection, since in sorted(self._waiting.items(),
-                                            key=lambda item: item[1]):
-                if since > now:
-                    return False
-                if not _has_input(connection):
-                    del self._waiting[connection]
-                    self._closing[connection] = now
-                    break
-            else:
-                return False
-        LOG.warning('connection from %s closed to make room: it waited for '
-                    'a request', _peer(connection))
-        try:
-            # The socket's own shutdown (not TLS's): it wakes the
-            # handler thread blocked in a read, which then ends.
-            socket.socket.shutdown(connection, socket.SHUT_RDWR)
-        except OSError:
-            pass
-        return True
-
-    def end(self, connection):
-        """``connection``'s thread ends: its slot is given back."""
-        with self._lock:
-            self._waiting.pop(connection, None)
-            self._closing.pop(connection, None)
-            self._free.release()
-
-    def idle(self, connection):
-        """``connection`` waits for a request."""
-        with self._lock:
-            self._waiting[connection] = time.monotonic() + IDLE_GRACE
-
-    def reading(self, connection):
-        """A request's first bytes came on ``connection``; False when it
-        was closed for room first.
-        """
-        with self._lock:
-            if connection not in self._waiting:
-                return False
-            self._waiting[connection] = time.monotonic() + HEADER_GRACE
-            return True
-
-    def busy(self, connection):
-        """``connection``'s request headers are in: it is served, never
-        closed for room. False when it was closed for room first.
-        """
-        with self._lock:
-            return self._waiting.pop(connection, None) is not None
-
-
-def _drain(rfile, length, piece=64 * 1024):
-    """Read and drop a request body of ``length`` bytes, a piece at a
-    time; False if it did not all come.
-    """
-    while length > 0:
-        got = len(rfile.read(min(piece, length)))
-        if not got:
-            return False
-        length -= got
-    return True
-
-
-def _has_input(connection):
-    """Bytes (or a hang-up) wait on the socket: a request may be in."""
-    try:
-        poller = select.poll()
-        poller.register(connection.fileno(), select.POLLIN)
-        return bool(poller.poll(0))
-    except (OSError, ValueError):
-        return True
-
-
-def _peer(connection):
-    try:
-        peer = connection.getpeername()
-    except OSError:
-        return 'a closed peer'
-    return peer[0] if isinstance(peer, tuple) else 'a local peer'
-
-
 class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
     allow_reuse_address = True
@@ -281,7 +128,7 @@ class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.slots = _Slots(MAX_CONNECTIONS)
+        self.slots = slots_mod.Slots(MAX_CONNECTIONS)
         self.serving = threading.BoundedSemaphore(MAX_REQUESTS)
 
     def process_request(self, request, client_address):
@@ -339,7 +186,7 @@ def _make_handler(api, server):
 
         def handle_one_request(self):
             # Until its headers are in, a request is awaited on a
-            # connection a newcomer may close (_Slots).
+            # connection a newcomer may close (slots.Slots).
             try:
                 arrived = self.rfile.peek(1)
             except OSError:
@@ -354,7 +201,14 @@ def _make_handler(api, server):
                 self.server.slots.idle(self.connection)
 
         def parse_request(self):
-            if not super().parse_request():
+            # Its headers are read before the caller is known: within a
+            # byte budget (431 beyond it), not 100 lines of 64 KiB each.
+            real, self.rfile = self.rfile, framing.HeaderBudget(self.rfile)
+            try:
+                parsed = super().parse_request()
+            finally:
+                self.rfile = real
+            if not parsed:
                 return False
             if not self.server.slots.busy(self.connection):
                 self.close_connection = True
@@ -461,16 +315,12 @@ def _make_handler(api, server):
             # acceptable: a body is read after authentication, never
             # beyond MAX_BODY. A refused request's body stays unread, so
             # its connection is closed.
-            length = self.headers.get('Content-Length') or '0'
-            if not length.isdigit():
+            try:
+                length = framing.body_length(self.headers, MAX_BODY)
+            except framing.Refused as e:
                 self.close_connection = True
-                return self._send(400, api.error_payload(
-                    400, 'invalid Content-Length: %r' % length[:40]))
-            length = int(length)
-            if length > MAX_BODY:
-                self.close_connection = True
-                return self._send(413, api.error_payload(
-                    413, 'request body too large'))
+                return self._send(e.status, api.error_payload(e.status,
+                                                              str(e)))
             if not self._authorized():
                 # Closed after its answer: a caller without credentials
                 # cannot queue requests it never reads the answers of.
@@ -479,6 +329,10 @@ def _make_handler(api, server):
                     401, 'authentication required'),
                     headers=[('WWW-Authenticate',
                               'Basic realm="reference-array"')])
+            # The fault rules are set and cleared whatever the load (a
+            # harness clears the latency it injected).
+            if parsed.path == ADMIN_FAULTS:
+                return self._serve(parsed, query, length)
             if not self.server.serving.acquire(timeout=REQUEST_WAIT):
                 return self._busy(length)
             try:
@@ -500,14 +354,21 @@ def _make_handler(api, server):
             LOG.warning('request from %s answered busy: %d requests served',
                         self.client_address[0], MAX_REQUESTS)
             if (self.headers.get('Expect', '').lower() == '100-continue'
-                    or not _drain(self.rfile, length)):
-                # Its body was not sent, or did not come.
+                    or length is None
+                    or not framing.drain(self.rfile, length)):
+                # Its body was not sent, is chunked, or did not come.
                 self.close_connection = True
             self._send(*api.busy_reply())
 
         def _serve(self, parsed, query, length):
             self._continue()
-            raw = self.rfile.read(length) if length else b''
+            try:
+                raw = framing.read_chunked(self.rfile, MAX_BODY) \
+                    if length is None else self.rfile.read(length)
+            except framing.Refused as e:
+                self.close_connection = True
+                return self._send(e.status, api.error_payload(e.status,
+                                                              str(e)))
             if parsed.path == ADMIN_FAULTS:
                 return self._admin(raw)
             if server.faults.down():

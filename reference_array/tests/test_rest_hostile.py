@@ -35,6 +35,7 @@ import requests
 import testtools
 
 from reference_array.http import server as http_server
+from reference_array.http import slots as http_slots
 from reference_array.tests import array_fixture
 from reference_array import tlsutil
 
@@ -86,7 +87,7 @@ class JSONServerTestCase(testtools.TestCase):
     def setUp(self):
         super().setUp()
         self.logs = self.useFixture(fixtures.FakeLogger(
-            name=http_server.__name__))
+            name='reference_array.http'))
         self.api = _API()
 
     def _serve(self, **kwargs):
@@ -177,14 +178,14 @@ class JSONServerTestCase(testtools.TestCase):
         # The closed connection's thread may be slow to end on a busy
         # machine: the newcomer waits for its slot rather than close a
         # second connection.
-        slots = http_server._Slots(1)
+        slots = http_slots.Slots(1)
         self.assertTrue(slots.take(0))
         pairs = [socket.socketpair() for _ in range(2)]
         for pair in pairs:
             self.addCleanup(pair[0].close)
             self.addCleanup(pair[1].close)
             slots.idle(pair[0])
-        threading.Event().wait(http_server.IDLE_GRACE + 0.1)
+        threading.Event().wait(http_slots.IDLE_GRACE + 0.1)
 
         threading.Timer(1.3, slots.end, (pairs[0][0],)).start()
         self.assertTrue(slots.take(0.1))
@@ -220,16 +221,44 @@ class JSONServerTestCase(testtools.TestCase):
         srv = self._serve()
         pooled = self._kept_alive(srv, 4)
         # Every slot is held by a connection waiting for its next
-        # request: a fifth client is served at once, and the connection
-        # idle longest is the one closed to make room.
+        # request: a fifth client is served at once, and one of them is
+        # closed to make room (which one: test_the_longest_waiting_...;
+        # here the handler threads mark them waiting in their own time).
         newcomer = self._kept_alive(srv, 1)[0]
-        self.assertIn('closed to make room', self.logs.output)
+        self.assertEqual(1, self.logs.output.count('closed to make room'))
         self.assertNotIn('connections busy', self.logs.output)
-        pooled[0].sock.settimeout(2)
-        self.assertEqual(b'', pooled[0].sock.recv(1))
-        for conn in pooled[1:] + [newcomer]:
-            conn.request('GET', '/x', headers={'Authorization': 'Basic dTpw'})
-            self.assertEqual(200, conn.getresponse().status)
+        closed = []
+        for conn in pooled:
+            conn.sock.settimeout(0.5)
+            try:
+                closed += [conn] if conn.sock.recv(1) == b'' else []
+            except socket.timeout:
+                pass
+        self.assertEqual(1, len(closed))
+        for conn in pooled + [newcomer]:
+            if conn not in closed:
+                conn.sock.settimeout(5)
+                conn.request('GET', '/x',
+                             headers={'Authorization': 'Basic dTpw'})
+                self.assertEqual(200, conn.getresponse().status)
+
+    def test_the_longest_waiting_connection_is_closed_first(self):
+        slots = http_slots.Slots(3)
+        pairs = [socket.socketpair() for _ in range(3)]
+        for ours, theirs in pairs:
+            self.addCleanup(ours.close)
+            self.addCleanup(theirs.close)
+            self.assertTrue(slots.take(0))
+        for ours, _theirs in (pairs[1], pairs[0], pairs[2]):
+            slots.idle(ours)
+            threading.Event().wait(0.01)
+        threading.Event().wait(http_slots.IDLE_GRACE + 0.1)
+        threading.Timer(0.2, slots.end, (pairs[1][0],)).start()
+        self.assertTrue(slots.take(0))
+        self.assertEqual(b'', pairs[1][1].recv(1))
+        for _ours, theirs in (pairs[0], pairs[2]):
+            theirs.settimeout(0.1)
+            self.assertRaises(socket.timeout, theirs.recv, 1)
 
     def test_the_pools_of_a_cloud_keep_their_connections(self):
         # Three services' drivers, 16 pooled connections each on one
@@ -314,6 +343,58 @@ class JSONServerTestCase(testtools.TestCase):
             self.assertTrue(s.recv(4096).startswith(b'HTTP/1.1 200'))
         self.assertEqual([('POST', '/x')], self.api.calls)
 
+    def test_headers_have_a_byte_budget(self):
+        srv = self._serve()
+        # 100 lines of 64 KiB each would pass Python's own limits; the
+        # array reads 64 KiB of headers before it knows the caller.
+        line = b'X-Pad: ' + b'a' * 8000 + b'\r\n'
+        self.assertEqual(431, _raw(srv.address, b'GET /x HTTP/1.1\r\n' +
+                                   line * 9 + b'\r\n'))
+        self.assertEqual(200, _raw(srv.address, b'GET /x HTTP/1.1\r\n' +
+                                   line * 7 + b'Authorization: Basic dTpw'
+                                   b'\r\n\r\n'))
+
+    def test_a_chunked_body_is_read(self):
+        srv = self._serve()
+        auth = b'Authorization: Basic dTpw\r\n'
+        head = (b'POST /x HTTP/1.1\r\nHost: a\r\n'
+                b'Transfer-Encoding: chunked\r\n' + auth + b'\r\n')
+        with socket.create_connection(srv.address, 5) as s:
+            s.sendall(head + b'4;ext=1\r\n{"a"\r\n4\r\n: 1}\r\n0\r\n'
+                      b'X-Trailer: t\r\n\r\n')
+            reply = s.recv(4096)
+        self.assertTrue(reply.startswith(b'HTTP/1.1 200'), reply)
+        self.assertIn(b'{"body": {"a": 1}}', reply)
+        for body, status in ((b'zz\r\n', 400), (b'4\r\n{"a": 1}\r\n', 400),
+                             (b'%x\r\n' % (http_server.MAX_BODY + 1), 413)):
+            self.assertEqual(status, _raw(srv.address, head + body), body)
+        self.assertEqual(501, _raw(srv.address, b'POST /x HTTP/1.1\r\n'
+                                   b'Transfer-Encoding: gzip\r\n' + auth +
+                                   b'\r\n'))
+        self.assertEqual(1, len(self.api.calls))
+
+    def test_fault_rules_are_cleared_while_every_turn_is_taken(self):
+        self.useFixture(fixtures.MockPatchObject(http_server,
+                                                 'MAX_REQUESTS', 1))
+        self.useFixture(fixtures.MockPatchObject(http_server,
+                                                 'REQUEST_WAIT', 0.3))
+        self.addCleanup(self.api.go_on.set)
+        srv = self._serve(admin=True)
+        slow = socket.create_connection(srv.address, 5)
+        self.addCleanup(slow.close)
+        slow.sendall(b'GET /slow HTTP/1.1\r\nHost: a\r\n'
+                     b'Authorization: Basic dTpw\r\n\r\n')
+        for _ in range(250):
+            if self.api.calls:
+                break
+            threading.Event().wait(0.02)
+        else:
+            self.fail('the slow request was not served')
+        clear = (b'DELETE %s HTTP/1.1\r\nHost: a\r\n'
+                 b'Authorization: Basic dTpw\r\n\r\n' %
+                 http_server.ADMIN_FAULTS.encode())
+        self.assertEqual(204, _raw(srv.address, clear))
+
     def test_silent_clients_do_not_lock_others_out(self):
         self._cap(4)
         srv = self._serve()
@@ -326,7 +407,7 @@ class JSONServerTestCase(testtools.TestCase):
 
     def test_a_byte_now_and_then_does_not_keep_a_slot(self):
         self._cap(2, 3.0)
-        self.useFixture(fixtures.MockPatchObject(http_server,
+        self.useFixture(fixtures.MockPatchObject(http_slots,
                                                  'HEADER_GRACE', 0.3))
         srv = self._serve()
         trickle = [socket.create_connection(srv.address, 5)
@@ -342,7 +423,7 @@ class JSONServerTestCase(testtools.TestCase):
         self.assertNotIn('connections busy', self.logs.output)
 
     def test_only_a_connection_with_nothing_to_read_is_closed(self):
-        slots = http_server._Slots(1)
+        slots = http_slots.Slots(1)
         self.assertTrue(slots.take(0))
         ours, theirs = socket.socketpair()
         self.addCleanup(ours.close)
@@ -351,7 +432,7 @@ class JSONServerTestCase(testtools.TestCase):
         # Not before it has waited IDLE_GRACE: a client that just had an
         # answer may be sending its next request.
         self.assertFalse(slots.take(0))
-        threading.Event().wait(http_server.IDLE_GRACE + 0.1)
+        threading.Event().wait(http_slots.IDLE_GRACE + 0.1)
         theirs.sendall(b'GET')
         self.assertFalse(slots.take(0))
         ours.recv(3)
