@@ -64,7 +64,7 @@ class HeaderBudget(object):
 
     def __init__(self, rfile, limit=MAX_HEADER_BYTES):
         self._rfile = rfile
-        self._left = limit
+        self._limit = self._left = limit
 
     def readline(self, size=-1):
         most = self._left + 1
@@ -72,7 +72,7 @@ class HeaderBudget(object):
         self._left -= len(line)
         if self._left < 0:
             raise http.client.LineTooLong(
-                'request headers beyond %d bytes' % MAX_HEADER_BYTES)
+                'request headers beyond %d bytes' % self._limit)
         return line
 
     def __getattr__(self, name):

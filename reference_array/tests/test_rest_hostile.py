@@ -193,6 +193,26 @@ class JSONServerTestCase(testtools.TestCase):
         pairs[1][1].settimeout(0.1)
         self.assertRaises(socket.timeout, pairs[1][1].recv, 1)
 
+    def _one_turn_held(self, **kwargs):
+        """A server with one request turn (0.3 s wait for it), held by a
+        request to /slow until the test ends; (server, its connection).
+        """
+        self.useFixture(fixtures.MockPatchObject(http_server,
+                                                 'MAX_REQUESTS', 1))
+        self.useFixture(fixtures.MockPatchObject(http_server,
+                                                 'REQUEST_WAIT', 0.3))
+        self.addCleanup(self.api.go_on.set)
+        srv = self._serve(**kwargs)
+        slow = socket.create_connection(srv.address, 5)
+        self.addCleanup(slow.close)
+        slow.sendall(b'GET /slow HTTP/1.1\r\nHost: a\r\n'
+                     b'Authorization: Basic dTpw\r\n\r\n')
+        for _ in range(250):
+            if self.api.calls:
+                return srv, slow
+            threading.Event().wait(0.02)
+        self.fail('the slow request was not served')
+
     def _cap(self, slots, wait=None):
         """The server's connection slots and wait for one, for a test."""
         self.useFixture(fixtures.MockPatchObject(http_server,
@@ -273,22 +293,7 @@ class JSONServerTestCase(testtools.TestCase):
         self.assertNotIn('closed', self.logs.output)
 
     def test_requests_beyond_those_served_wait_then_are_answered_busy(self):
-        self.useFixture(fixtures.MockPatchObject(http_server,
-                                                 'MAX_REQUESTS', 1))
-        self.useFixture(fixtures.MockPatchObject(http_server,
-                                                 'REQUEST_WAIT', 0.3))
-        self.addCleanup(self.api.go_on.set)
-        srv = self._serve()
-        auth = b'Authorization: Basic dTpw\r\n\r\n'
-        slow = socket.create_connection(srv.address, 5)
-        self.addCleanup(slow.close)
-        slow.sendall(b'GET /slow HTTP/1.1\r\nHost: a\r\n' + auth)
-        for _ in range(250):
-            if self.api.calls:
-                break
-            threading.Event().wait(0.02)
-        else:
-            self.fail('the slow request was not served')
+        srv, slow = self._one_turn_held()
         # The one request served holds the array: the next is answered
         # busy, with the dialect's own reply, once it has waited; its
         # body was read, so its connection goes on.
@@ -374,22 +379,7 @@ class JSONServerTestCase(testtools.TestCase):
         self.assertEqual(1, len(self.api.calls))
 
     def test_fault_rules_are_cleared_while_every_turn_is_taken(self):
-        self.useFixture(fixtures.MockPatchObject(http_server,
-                                                 'MAX_REQUESTS', 1))
-        self.useFixture(fixtures.MockPatchObject(http_server,
-                                                 'REQUEST_WAIT', 0.3))
-        self.addCleanup(self.api.go_on.set)
-        srv = self._serve(admin=True)
-        slow = socket.create_connection(srv.address, 5)
-        self.addCleanup(slow.close)
-        slow.sendall(b'GET /slow HTTP/1.1\r\nHost: a\r\n'
-                     b'Authorization: Basic dTpw\r\n\r\n')
-        for _ in range(250):
-            if self.api.calls:
-                break
-            threading.Event().wait(0.02)
-        else:
-            self.fail('the slow request was not served')
+        srv, _slow = self._one_turn_held(admin=True)
         clear = (b'DELETE %s HTTP/1.1\r\nHost: a\r\n'
                  b'Authorization: Basic dTpw\r\n\r\n' %
                  http_server.ADMIN_FAULTS.encode())

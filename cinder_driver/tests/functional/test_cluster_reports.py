@@ -64,28 +64,11 @@ class ReportedTestCase(logfiles.LogFileTestCase):
 
 class GroupTestCase(logfiles.LogFileTestCase):
 
-    def test_the_pids_of_a_members_process_group(self):
-        # A parent and its worker, in a group of their own, as the bed
-        # starts a cinder-volume service.
-        parent = subprocess.Popen(
-            [sys.executable, '-c', 'import subprocess, sys; subprocess.run('
-             '[sys.executable, "-c", "import time; time.sleep(30)"])'],
-            start_new_session=True)
-        self.addCleanup(parent.wait)
-        self.addCleanup(os.killpg, parent.pid, 9)
-        bed = mock.Mock(dir=self.useFixture(fixtures.TempDir()).path)
-        bed._pids.return_value = {cluster.service_name('gate-a'): parent.pid}
-        members = cluster.Cluster(bed)
-        for _ in range(100):
-            pids = members.group_pids('gate-a')
-            if len(pids) == 2:
-                break
-            subprocess.run(['sleep', '0.05'])
-        self.assertEqual(2, len(pids))
-        self.assertIn(parent.pid, pids)
-        self.assertNotIn(os.getpid(), pids)
-
-    def test_a_paused_member_is_stopped_until_resumed(self):
+    def _member(self):
+        """A parent and its worker in a group of their own, as the bed
+        starts a cinder-volume service, as member gate-a of a cluster;
+        (parent, cluster) once both processes are up.
+        """
         parent = subprocess.Popen(
             [sys.executable, '-c', 'import subprocess, sys; subprocess.run('
              '[sys.executable, "-c", "import time; time.sleep(30)"])'],
@@ -99,6 +82,17 @@ class GroupTestCase(logfiles.LogFileTestCase):
             if len(members.group_pids('gate-a')) == 2:
                 break
             subprocess.run(['sleep', '0.05'])
+        return parent, members
+
+    def test_the_pids_of_a_members_process_group(self):
+        parent, members = self._member()
+        pids = members.group_pids('gate-a')
+        self.assertEqual(2, len(pids))
+        self.assertIn(parent.pid, pids)
+        self.assertNotIn(os.getpid(), pids)
+
+    def test_a_paused_member_is_stopped_until_resumed(self):
+        _parent, members = self._member()
         members.pause('gate-a')
         self.assertEqual({'T'}, {processes.state(pid) for pid in
                                  members.group_pids('gate-a')})
