@@ -1,0 +1,124 @@
+# Copyright 2026 The cinder-flash Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The database bytes a random write costs, counted (never timed).
+
+Chunk data goes to segment files; the database holds small rows. A new
+unique chunk adds its digest at a random place of the digest index, and
+a 4 KiB write logged into a stored chunk adds its patch row at a random
+place of the patch log: each dirties one page for a few dozen bytes,
+and SQLite writes the whole page to the WAL (and once more to the
+database at the checkpoint). What a random write costs in WAL bytes is
+therefore the page size, once the tables are larger than a batch's
+pages; these tests hold it to bounds that 2 KiB and 4 KiB pages do not
+meet.
+"""
+
+import os
+import random
+
+import fixtures
+import testtools
+
+from reference_array.core import native_engine
+from reference_array.core import store as metadata
+from reference_array import native
+from reference_array.tests import engine_fixture
+
+# Stored before the measured writes, so that the digest index and the
+# patch log span many more pages than one batch touches.
+STORED = 8192
+MEASURED = 1024
+BATCH = 32
+# WAL bytes per random write (measured: 1 KiB pages / 2 KiB / 4 KiB):
+# a new unique chunk (its index entry, chunk row and map entry) 2.1 /
+# 3.2 / 5.1 KiB; a 4 KiB write logged into a stored chunk (its patch row
+# and slot's chunk row) 1.2 / 1.8 / 2.9 KiB.
+NEW_CHUNK_BOUND = 2560
+LOGGED_SLOT_BOUND = 1536
+
+
+@testtools.skipUnless(native.AVAILABLE, engine_fixture.NO_NATIVE)
+class WalBytesTestCase(testtools.TestCase):
+
+    def _engine(self, chunk):
+        self.dir = self.useFixture(fixtures.TempDir()).path
+        self.store = metadata.Store(os.path.join(self.dir, 'a.db'))
+        self.addCleanup(self.store.close)
+        # Stored a batch at a time as writes come, as a connection stores
+        # them when it finds the cache full; batches much smaller than the
+        # tables, as the cache is much smaller than a volume's maps.
+        self.engine = native_engine.NativeEngine(
+            self.store, chunk_size=chunk, dirty_limit=2 * BATCH * chunk,
+            batch=BATCH)
+        return self.engine
+
+    def _wal_bytes(self, write):
+        """Bytes ``write`` and the flush after it add to the WAL."""
+        db = self.store.connection
+        with self.store.lock:
+            busy, frames, _done = db.execute(
+                'PRAGMA wal_checkpoint(TRUNCATE)').fetchone()
+        self.assertEqual((0, 0), (busy, frames))
+        write()
+        self.engine.flush()
+        with self.store.lock:
+            _busy, frames, _done = db.execute(
+                'PRAGMA wal_checkpoint(PASSIVE)').fetchone()
+        page = db.execute('PRAGMA page_size').fetchone()[0]
+        return frames * page
+
+    def test_a_new_store_has_small_pages(self):
+        self._engine(engine_fixture.CHUNK)
+        self.assertEqual(metadata.PAGE_SIZE, self.store.connection.execute(
+            'PRAGMA page_size').fetchone()[0])
+        self.assertLessEqual(metadata.PAGE_SIZE, 1024)
+
+    def test_new_unique_chunks_cost_less_than_a_big_page_each(self):
+        # 4 KiB chunks: the index is what grows, the data stays small.
+        engine = self._engine(4096)
+        vol = engine.new_layer()
+        engine.write(vol, 0, os.urandom(STORED * 4096))
+        engine.flush()
+        base = STORED * 4096
+
+        def write():
+            for i in range(MEASURED):
+                engine.write(vol, base + i * 4096, os.urandom(4096))
+        per_chunk = self._wal_bytes(write) / MEASURED
+        self.assertLessEqual(per_chunk, NEW_CHUNK_BOUND)
+        self.assertEqual(STORED + MEASURED, engine.store.connection.execute(
+            'SELECT COUNT(*) FROM chunks WHERE digest IS NOT NULL'
+        ).fetchone()[0])
+
+    def test_4k_writes_logged_at_random_cost_less_than_a_big_page_each(self):
+        chunk = 8192
+        engine = self._engine(chunk)
+        vol = engine.new_layer()
+        engine.write(vol, 0, os.urandom(STORED * chunk))
+        engine.flush()
+        # Every chunk gets a logged first slot: the log spans the table.
+        for i in range(STORED):
+            engine.write(vol, i * chunk, os.urandom(4096))
+        engine.flush()
+        rnd = random.Random(19)
+        picked = rnd.sample(range(STORED), MEASURED)
+
+        def write():
+            for i in picked:
+                engine.write(vol, i * chunk + 4096, os.urandom(4096))
+        before = engine.work['patches_logged']
+        per_write = self._wal_bytes(write) / MEASURED
+        self.assertEqual(MEASURED, engine.work['patches_logged'] - before)
+        self.assertLessEqual(per_write, LOGGED_SLOT_BOUND)
