@@ -85,6 +85,32 @@ class WalBytesTestCase(testtools.TestCase):
             'PRAGMA page_size').fetchone()[0])
         self.assertLessEqual(metadata.PAGE_SIZE, 1024)
 
+    def test_a_store_made_with_big_pages_keeps_them_and_its_data(self):
+        # A database created before keeps its page size (SQLite changes it
+        # only on a new file) and everything in it.
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                            'old.db')
+        self.useFixture(fixtures.MockPatchObject(metadata, 'PAGE_SIZE',
+                                                 4096))
+        old = metadata.Store(path)
+        engine = native_engine.NativeEngine(old)
+        vol = engine.new_layer()
+        data = os.urandom(4 * engine_fixture.CHUNK)
+        engine.write(vol, 0, data)
+        engine.flush()
+        old.close()
+        self.useFixture(fixtures.MockPatchObject(metadata, 'PAGE_SIZE',
+                                                 1024))
+        self.store = metadata.Store(path)
+        self.addCleanup(self.store.close)
+        engine = native_engine.NativeEngine(self.store)
+        self.assertEqual(4096, self.store.connection.execute(
+            'PRAGMA page_size').fetchone()[0])
+        self.assertEqual(data, engine.read(vol, 0, len(data)))
+        engine.write(vol, 4096, data[:4096])
+        engine.flush()
+        self.assertEqual(data[:4096] * 2, engine.read(vol, 0, 8192))
+
     def test_new_unique_chunks_cost_less_than_a_big_page_each(self):
         # 4 KiB chunks: the index is what grows, the data stays small.
         engine = self._engine(4096)
