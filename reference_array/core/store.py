@@ -113,7 +113,15 @@ def total_name(kind, field):
     return 'store ' + json.dumps([kind, field])
 
 
-# Bytes per database page of a new store (see Store.__init__).
+# Bytes per database page of a new store. Chunk data lives in segment
+# files (engine), so the pages hold small rows changed in scattered
+# places, and each page a random write dirties goes whole to the WAL and
+# again to the database at the checkpoint: with 1 KiB pages a random
+# write costs about two fifths of the WAL bytes 4 KiB pages did (the
+# benchmarks page, "Database pages of 1 KiB"; tests/test_wal_shape.py).
+# The price: trees a level deeper at 10,000 objects, index entries longer
+# than about 230 bytes (keys up to MAX_KEY_TEXT) spill to overflow pages,
+# and SQLite's page count caps the file at 1 TiB.
 PAGE_SIZE = 1024
 # PRAGMA user_version of a database whose object_keys are those its
 # kinds' key functions give (2: typed K2 models; 3: typed LINSTOR models;
@@ -173,14 +181,7 @@ class Store(object):
         self._db = sqlite3.connect(path, isolation_level=None,
                                    check_same_thread=False)
         # Takes effect when the file is new (an older database keeps its
-        # pages). Chunk data lives in segment files (engine), so the pages
-        # hold small rows changed in scattered places: a random write
-        # dirties a page of the patch log or of the digest index for a few
-        # dozen bytes, and the whole page goes to the WAL and again to the
-        # database at the checkpoint. 1 KiB pages write a quarter of what
-        # 4 KiB pages did per random write; 512-byte pages cost more in
-        # deeper trees than they save (tests/test_wal_shape.py, the
-        # benchmarks page).
+        # pages): see PAGE_SIZE.
         self._db.execute('PRAGMA page_size=%d' % PAGE_SIZE)
         self._db.execute('PRAGMA journal_mode=WAL')
         self._db.execute('PRAGMA synchronous=FULL')

@@ -29,12 +29,15 @@ CHUNK = engine.DEFAULT_CHUNK
 NO_NATIVE = 'native data path: %s' % native.WHY_NOT
 
 
-def open_engine(test):
-    """An engine over a new store in a temporary directory of ``test``."""
+def open_engine(test, **kwargs):
+    """An engine over a new store in a temporary directory of ``test``
+    (``kwargs``: the engine's own).
+    """
     test.dir = test.useFixture(fixtures.TempDir()).path
     test.store = metadata.Store(os.path.join(test.dir, 'a.db'))
     test.addCleanup(test.store.close)
-    test.engine = getattr(test, 'engine_class', engine.Engine)(test.store)
+    test.engine = getattr(test, 'engine_class', engine.Engine)(test.store,
+                                                               **kwargs)
 
 
 class EngineTestCase(testtools.TestCase):
