@@ -204,6 +204,7 @@ class Array(object):
             engine=self.engine)
         self.target = iscsi.Target(self.exports, host, args.iscsi_port)
         self._stopped = threading.Event()
+        self._preparing = None
 
     def _seed_peer(self, args):
         """``--peer``: pair with another array at start-up (once)."""
@@ -240,6 +241,10 @@ class Array(object):
         }
 
     def start(self):
+        self._preparing = threading.Thread(
+            target=self.engine.prepare_ahead, args=(self._stopped,),
+            name='prepare-ahead', daemon=True)
+        self._preparing.start()
         self.target.start()
         self.k2_server.start()
         self.linstor_server.start()
@@ -249,6 +254,8 @@ class Array(object):
         if self._stopped.is_set():
             return
         self._stopped.set()
+        if self._preparing is not None:
+            self._preparing.join()
         self.shipper.stop()
         self.k2_server.stop()
         self.linstor_server.stop()

@@ -88,6 +88,13 @@ WAL_CHECKPOINT = 64 * 1024 * 1024
 SETTLE_BATCH = 128
 # Between two batches stored in the background.
 PAUSE = 0.005
+# The oldest staged chunks the server's preparing thread digests and
+# compresses ahead of the batches that will store them (the next two),
+# and how long it waits before it looks again when it found nothing to
+# make: while writes are staged, and while none are.
+PREPARE_AHEAD = 2 * SETTLE_BATCH
+PREPARE_LOOK = 0.005
+PREPARE_IDLE = 0.05
 # Patched chunks stored whole again a transaction, and for how long the
 # main loop does so when nothing is staged (the lock is let go between).
 MERGE_BATCH = 64
@@ -413,6 +420,12 @@ class Engine(object):
         with self.lock:
             # What is still staged was written after ``now``.
             self._staged_at = now
+
+    def prepare_ahead(self, done):
+        """Make staged chunks' digests and records ahead of their batch,
+        until ``done`` is set (a thread of the server's). This engine
+        makes them inside its batches: nothing to do.
+        """
 
     def _background(self, older_than):
         """The main loop's merging and compaction, before it stores.

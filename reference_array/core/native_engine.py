@@ -238,6 +238,29 @@ class NativeEngine(engine_mod.Engine):
             key for key in self._native.staged_keys()
             if key[0] == layer and first <= key[1] < stop])
 
+    def prepare_ahead(self, done):
+        """Digest and compress the oldest whole staged chunks ahead of the
+        batch that will store them, until ``done`` is set.
+
+        Run on a thread of its own (the server's), so on another core than
+        the connections': a connection's writes are received and staged
+        while the chunks before them are compressed, and the batch a
+        connection stores when it finds the cache full takes the records
+        made here (``native/prepare.c``) instead of making them in line.
+        The lock is taken only to copy the chunks and to hand the records
+        over; a chunk written again meanwhile is made again by its batch.
+        """
+        while not done.is_set():
+            try:
+                made = self._native.prepare(self.lock,
+                                            engine_mod.PREPARE_AHEAD)
+            except MemoryError:
+                LOG.warning('no memory to prepare staged chunks ahead')
+                made = 0
+            if not made:
+                done.wait(engine_mod.PREPARE_LOOK if self._native.staged
+                          else engine_mod.PREPARE_IDLE)
+
     def _settle_some(self):
         """Store the oldest staged chunks (a connection's data path
         found the cache full).

@@ -22,6 +22,8 @@ was overwritten meanwhile is not used, and a new chunk prepared twice
 """
 
 import os
+import threading
+import time
 
 import testtools
 
@@ -59,6 +61,38 @@ class PrepareShapeTestCase(engine_fixture.EngineTestCase):
         rows = self.store.connection.execute(
             'SELECT COUNT(*) FROM chunks').fetchone()[0]
         self.assertEqual(rows, self.delta(before, 'prepared_stored'))
+        self.engine.drop_cache()
+        self.assertEqual(data, self.engine.read(vol, 0, len(data)))
+
+    def test_staged_chunks_are_prepared_ahead_by_a_thread_of_their_own(self):
+        # The server's preparing thread digests and compresses what is
+        # staged before any batch: the flush then stores those records
+        # and compresses nothing (before: no such thread; the batch, or
+        # the connection just before it, made them all).
+        chunk = self.engine.chunk
+        vol = self.engine.new_layer()
+        data = test_ingest_shape.mixed(chunk, CHUNKS)
+        self.engine.write(vol, 0, data)
+        before = self.work()
+        done = threading.Event()
+        thread = threading.Thread(target=self.engine.prepare_ahead,
+                                  args=(done,))
+        thread.start()
+        self.addCleanup(thread.join, 10)
+        self.addCleanup(done.set)
+        until = time.monotonic() + 30
+        while (self.delta(before, 'chunks_prepared') < CHUNKS and
+               time.monotonic() < until):
+            time.sleep(0.01)
+        self.assertEqual(CHUNKS, self.delta(before, 'chunks_prepared'))
+        self.engine.flush()
+        self.assertEqual(0, self.delta(before, 'compress_calls'))
+        rows = self.store.connection.execute(
+            'SELECT COUNT(*) FROM chunks').fetchone()[0]
+        self.assertEqual(rows, self.delta(before, 'prepared_stored'))
+        done.set()
+        thread.join(10)
+        self.assertFalse(thread.is_alive())
         self.engine.drop_cache()
         self.assertEqual(data, self.engine.read(vol, 0, len(data)))
 
