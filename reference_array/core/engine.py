@@ -90,9 +90,11 @@ SETTLE_BATCH = 128
 PAUSE = 0.005
 # The oldest staged chunks the server's preparing thread digests and
 # compresses ahead of the batches that will store them (the next two),
+# a few at a time so that each is handed over before its batch comes;
 # and how long it waits before it looks again when it found nothing to
 # make: while writes are staged, and while none are.
 PREPARE_AHEAD = 2 * SETTLE_BATCH
+PREPARE_STEP = 16
 PREPARE_LOOK = 0.005
 PREPARE_IDLE = 0.05
 # Patched chunks stored whole again a transaction, and for how long the

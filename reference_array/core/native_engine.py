@@ -173,7 +173,7 @@ class NativeEngine(engine_mod.Engine):
                 self._settle()
             elif staged * self.chunk >= self._dirty_limit:
                 # The oldest few: a write never waits for a large batch.
-                self._settle(self._native.staged_keys(self._batch))
+                self._settle(self._write_batch())
         self._count('write', len(data), started)
 
     def _stage(self, layer, offset, data):
@@ -253,13 +253,22 @@ class NativeEngine(engine_mod.Engine):
         while not done.is_set():
             try:
                 made = self._native.prepare(self.lock,
-                                            engine_mod.PREPARE_AHEAD)
+                                            engine_mod.PREPARE_AHEAD,
+                                            engine_mod.PREPARE_STEP)
             except MemoryError:
                 LOG.warning('no memory to prepare staged chunks ahead')
                 made = 0
             if not made:
                 done.wait(engine_mod.PREPARE_LOOK if self._native.staged
                           else engine_mod.PREPARE_IDLE)
+
+    def _write_batch(self):
+        """The keys a write that found the cache full stores before it is
+        answered: the oldest, but not those being prepared right now
+        (``prepare_ahead``): their records come, and a later batch
+        stores them as made instead of making them again in line.
+        """
+        return self._native.staged_keys(self._batch, True)
 
     def _settle_some(self):
         """Store the oldest staged chunks (a connection's data path
@@ -268,7 +277,7 @@ class NativeEngine(engine_mod.Engine):
         with self.lock:
             if self._native.staged * self.chunk >= self._dirty_limit:
                 try:
-                    self._settle(self._native.staged_keys(self._batch))
+                    self._settle(self._write_batch())
                 except engine_mod.NoSpace as e:
                     # The write was staged within the room granted; it
                     # stays staged, and the data paths hand the next

@@ -177,7 +177,8 @@ int do_write(DataPath *p, PyThreadState **ts, const uint8_t *bhs,
         int64_t t = now_ns();
         /* Their digests and compression without the lock, so that other
          * connections stage and store meanwhile. */
-        if (store_prepare(p->store, p->lock, p->cctx, p->batch_chunks) < 0) {
+        if (store_prepare(p->store, p->lock, p->cctx, p->batch_chunks,
+                          0) < 0) {
             errno = ENOMEM;
             return FAILED;
         }

@@ -45,11 +45,12 @@ void prepared_free(Prepared *p)
 }
 
 /* Under the lock: copies of the whole chunks among the oldest ``limit``
- * staged that nobody prepares or has prepared. */
-static size_t take(Store *s, Prepared **out, size_t limit)
+ * staged that nobody prepares or has prepared, ``most`` at most. */
+static size_t take(Store *s, Prepared **out, size_t limit, size_t most)
 {
     size_t n = 0, seen = 0;
-    for (Staged *e = s->staged.head; e && seen < limit; e = e->next) {
+    for (Staged *e = s->staged.head; e && seen < limit && n < most;
+            e = e->next) {
         seen++;
         if (e->kind != STAGED_WHOLE || e->taken || e->prep)
             continue;
@@ -123,13 +124,15 @@ static void attach(Store *s, Prepared **p, size_t n)
 }
 
 long store_prepare(Store *s, NativeLock *lock, ZSTD_CCtx *cctx,
-                   size_t limit)
+                   size_t limit, size_t most)
 {
-    Prepared **p = malloc((limit ? limit : 1) * sizeof(*p));
+    if (!most || most > limit)
+        most = limit;
+    Prepared **p = malloc((most ? most : 1) * sizeof(*p));
     if (!p)
         return -1;
     native_lock_acquire(lock);
-    size_t n = s->db ? take(s, p, limit) : 0;
+    size_t n = s->db ? take(s, p, limit, most) : 0;
     int level = s->level;
     size_t chunk = s->chunk;
     native_lock_release(lock);

@@ -186,11 +186,12 @@ PyObject *store_settle(Store *s, Staged **batch, size_t n, PyObject *info,
 PyObject *store_unref(Store *s, int64_t *chunks, size_t n,
                       int64_t *logical);
 
-/* prepare.c: digest and compress up to ``limit`` of the oldest staged
- * chunks without the engine's lock (neither it nor the GIL held by the
- * caller); chunks prepared, or -1 out of memory. */
+/* prepare.c: digest and compress the whole chunks among the oldest
+ * ``limit`` staged (``most`` of them at most, 0: all) without the
+ * engine's lock (neither it nor the GIL held by the caller); chunks
+ * prepared, or -1 out of memory. */
 long store_prepare(Store *s, NativeLock *lock, ZSTD_CCtx *cctx,
-                   size_t limit);
+                   size_t limit, size_t most);
 
 /* store_type.c, store_methods.c: the Python Store type */
 /* Close the store's statements and files and free what it holds. */

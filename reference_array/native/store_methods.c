@@ -170,13 +170,19 @@ static PyObject *Store_read_chunks(Store *s, PyObject *args)
     return out;
 }
 
+/* The oldest staged keys, ``limit`` at most; with ``ready``, those a
+ * thread is digesting and compressing right now are passed over (their
+ * records come, and the next batch stores them as made). */
 static PyObject *Store_staged_keys(Store *s, PyObject *args)
 {
     Py_ssize_t limit = -1;
-    if (!PyArg_ParseTuple(args, "|n", &limit))
+    int ready = 0;
+    if (!PyArg_ParseTuple(args, "|np", &limit, &ready))
         return NULL;
     PyObject *out = PyList_New(0);
     for (Staged *e = s->staged.head; out && e && limit; e = e->next) {
+        if (ready && e->taken)
+            continue;
         PyObject *key = Py_BuildValue("(LL)", (long long)e->layer,
                                       (long long)e->idx);
         if (!key || PyList_Append(out, key) < 0)
@@ -246,16 +252,18 @@ static PyObject *Store_settle(Store *s, PyObject *args)
 static PyObject *Store_prepare(Store *s, PyObject *args)
 {
     PyObject *lock;
-    Py_ssize_t limit;
+    Py_ssize_t limit, most = 0;
     long n;
-    if (!PyArg_ParseTuple(args, "O!n", &NativeLockType, &lock, &limit))
+    if (!PyArg_ParseTuple(args, "O!n|n", &NativeLockType, &lock, &limit,
+                          &most))
         return NULL;
     ZSTD_CCtx *cctx = ZSTD_createCCtx();
     if (!cctx)
         return PyErr_NoMemory();
     Py_BEGIN_ALLOW_THREADS
     n = store_prepare(s, (NativeLock *)lock, cctx,
-                      limit > 0 ? (size_t)limit : 0);
+                      limit > 0 ? (size_t)limit : 0,
+                      most > 0 ? (size_t)most : 0);
     Py_END_ALLOW_THREADS
     ZSTD_freeCCtx(cctx);
     if (n < 0)
@@ -427,15 +435,17 @@ PyMethodDef NativeStoreMethods[] = {
     {"read_chunks", (PyCFunction)Store_read_chunks, METH_VARARGS,
      "read_chunks(chain, idxs) -> [whole chunk or None for zeros]."},
     {"staged_keys", (PyCFunction)Store_staged_keys, METH_VARARGS,
-     "staged_keys(limit=-1) -> [(layer, idx)], oldest first."},
+     "staged_keys(limit=-1, ready=False) -> [(layer, idx)], oldest "
+     "first; with ``ready``, none being prepared."},
     {"settle", (PyCFunction)Store_settle, METH_VARARGS,
      "settle(keys or None, info, segments) -> [(seg, size)] freed.\n\n"
      "Store staged chunks in the open transaction; info(layer) gives\n"
      "(chain, dedup); segments.append(records) the (seg, off) of each\n"
      "record, segments.append_packed(blob) the (seg, off) of the blob."},
     {"prepare", (PyCFunction)Store_prepare, METH_VARARGS,
-     "prepare(lock, limit) -> chunks prepared: digest and compress the\n"
-     "whole chunks among the oldest ``limit`` staged, taking ``lock``\n"
+     "prepare(lock, limit, most=0) -> chunks prepared: digest and\n"
+     "compress the whole chunks among the oldest ``limit`` staged (``most``\n"
+     "of them at most, if given), taking ``lock``\n"
      "(not held by the caller) only to copy them and to hand the\n"
      "results over (the next batch stores them as they are)."},
     {"drop_staged", (PyCFunction)Store_drop_staged, METH_O,
