@@ -241,8 +241,9 @@ class Array(object):
         }
 
     def start(self):
+        self._prepare_stop = os.pipe()
         self._preparing = threading.Thread(
-            target=self.engine.prepare_ahead, args=(self._stopped,),
+            target=self.engine.prepare_ahead, args=(self._prepare_stop[0],),
             name='prepare-ahead', daemon=True)
         self._preparing.start()
         self.target.start()
@@ -255,7 +256,10 @@ class Array(object):
             return
         self._stopped.set()
         if self._preparing is not None:
+            os.write(self._prepare_stop[1], b'.')
             self._preparing.join()
+            for fd in self._prepare_stop:
+                os.close(fd)
         self.shipper.stop()
         self.k2_server.stop()
         self.linstor_server.stop()

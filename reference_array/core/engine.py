@@ -423,10 +423,10 @@ class Engine(object):
             # What is still staged was written after ``now``.
             self._staged_at = now
 
-    def prepare_ahead(self, done):
+    def prepare_ahead(self, stop_fd):
         """Make staged chunks' digests and records ahead of their batch,
-        until ``done`` is set (a thread of the server's). This engine
-        makes them inside its batches: nothing to do.
+        until ``stop_fd`` is readable (a thread of the server's). This
+        engine makes them inside its batches: nothing to do.
         """
 
     def _background(self, older_than):

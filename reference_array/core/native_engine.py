@@ -238,9 +238,9 @@ class NativeEngine(engine_mod.Engine):
             key for key in self._native.staged_keys()
             if key[0] == layer and first <= key[1] < stop])
 
-    def prepare_ahead(self, done):
+    def prepare_ahead(self, stop_fd):
         """Digest and compress the oldest whole staged chunks ahead of the
-        batch that will store them, until ``done`` is set.
+        batch that will store them, until ``stop_fd`` is readable.
 
         Run on a thread of its own (the server's), so on another core than
         the connections': a connection's writes are received and staged
@@ -250,17 +250,13 @@ class NativeEngine(engine_mod.Engine):
         The lock is taken only to copy the chunks and to hand the records
         over; a chunk written again meanwhile is made again by its batch.
         """
-        while not done.is_set():
-            try:
-                made = self._native.prepare(self.lock,
-                                            engine_mod.PREPARE_AHEAD,
-                                            engine_mod.PREPARE_STEP)
-            except MemoryError:
-                LOG.warning('no memory to prepare staged chunks ahead')
-                made = 0
-            if not made:
-                done.wait(engine_mod.PREPARE_LOOK if self._native.staged
-                          else engine_mod.PREPARE_IDLE)
+        try:
+            self._native.prepare_ahead(
+                self.lock, engine_mod.PREPARE_AHEAD, engine_mod.PREPARE_STEP,
+                stop_fd, int(engine_mod.PREPARE_LOOK * 1000),
+                int(engine_mod.PREPARE_IDLE * 1000))
+        except MemoryError:
+            LOG.warning('no memory to prepare staged chunks ahead')
 
     def _write_batch(self):
         """The keys a write that found the cache full stores before it is

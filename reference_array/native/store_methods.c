@@ -19,6 +19,7 @@
  * calls the chunk store (store.c, settle.c, runs.c); reads and allocation
  * runs release the GIL while they work. */
 
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -271,6 +272,46 @@ static PyObject *Store_prepare(Store *s, PyObject *args)
     return PyLong_FromLong(n);
 }
 
+/* Until ``fd`` is readable: the whole chunks among the oldest ``limit``
+ * staged are prepared ``most`` at a time, looked for again after
+ * ``look`` ms when none was left to make (``idle`` ms while nothing is
+ * staged). The GIL is let go throughout, so that the batches of the
+ * connections (which hold it) do not hold this up. */
+static PyObject *Store_prepare_ahead(Store *s, PyObject *args)
+{
+    PyObject *lock;
+    Py_ssize_t limit, most;
+    int fd, look, idle;
+    long n = 0, made = 0;
+    if (!PyArg_ParseTuple(args, "O!nniii", &NativeLockType, &lock, &limit,
+                          &most, &fd, &look, &idle))
+        return NULL;
+    if (limit <= 0 || most <= 0) {
+        PyErr_SetString(PyExc_ValueError, "limit and most must be > 0");
+        return NULL;
+    }
+    ZSTD_CCtx *cctx = ZSTD_createCCtx();
+    if (!cctx)
+        return PyErr_NoMemory();
+    Py_BEGIN_ALLOW_THREADS
+    for (;;) {
+        n = store_prepare(s, (NativeLock *)lock, cctx, (size_t)limit,
+                          (size_t)most);
+        if (n < 0)
+            break;
+        made += n;
+        /* The count is read without the lock: it only picks the wait. */
+        struct pollfd p = {fd, POLLIN, 0};
+        if (poll(&p, 1, n ? 0 : s->staged.count ? look : idle) != 0)
+            break;
+    }
+    Py_END_ALLOW_THREADS
+    ZSTD_freeCCtx(cctx);
+    if (n < 0)
+        return PyErr_NoMemory();
+    return PyLong_FromLong(made);
+}
+
 static PyObject *Store_drop_staged(Store *s, PyObject *keys)
 {
     ENTER(s);
@@ -448,6 +489,10 @@ PyMethodDef NativeStoreMethods[] = {
      "of them at most, if given), taking ``lock``\n"
      "(not held by the caller) only to copy them and to hand the\n"
      "results over (the next batch stores them as they are)."},
+    {"prepare_ahead", (PyCFunction)Store_prepare_ahead, METH_VARARGS,
+     "prepare_ahead(lock, limit, most, fd, look_ms, idle_ms) -> chunks\n"
+     "prepared: ``prepare`` in a loop, without the GIL, until ``fd`` is\n"
+     "readable."},
     {"drop_staged", (PyCFunction)Store_drop_staged, METH_O,
      "drop_staged(keys or None): forget staged chunks (once stored)."},
     {"unref", (PyCFunction)Store_unref, METH_O,

@@ -74,12 +74,14 @@ class PrepareShapeTestCase(engine_fixture.EngineTestCase):
         data = test_ingest_shape.mixed(chunk, CHUNKS)
         self.engine.write(vol, 0, data)
         before = self.work()
-        done = threading.Event()
+        stop_r, stop_w = os.pipe()
+        self.addCleanup(os.close, stop_r)
+        self.addCleanup(os.close, stop_w)
         thread = threading.Thread(target=self.engine.prepare_ahead,
-                                  args=(done,))
+                                  args=(stop_r,))
         thread.start()
         self.addCleanup(thread.join, 10)
-        self.addCleanup(done.set)
+        self.addCleanup(os.write, stop_w, b'.')
         until = time.monotonic() + 30
         while (self.delta(before, 'chunks_prepared') < CHUNKS and
                time.monotonic() < until):
@@ -90,7 +92,7 @@ class PrepareShapeTestCase(engine_fixture.EngineTestCase):
         rows = self.store.connection.execute(
             'SELECT COUNT(*) FROM chunks').fetchone()[0]
         self.assertEqual(rows, self.delta(before, 'prepared_stored'))
-        done.set()
+        os.write(stop_w, b'.')
         thread.join(10)
         self.assertFalse(thread.is_alive())
         self.engine.drop_cache()
