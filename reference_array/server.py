@@ -204,7 +204,8 @@ class Array(object):
             engine=self.engine)
         self.target = iscsi.Target(self.exports, host, args.iscsi_port)
         self._stopped = threading.Event()
-        self._preparing = None
+        self._stopping = threading.Lock()
+        self._preparing = self._prepare_stop = None
 
     def _seed_peer(self, args):
         """``--peer``: pair with another array at start-up (once)."""
@@ -245,21 +246,34 @@ class Array(object):
         self._preparing = threading.Thread(
             target=self.engine.prepare_ahead, args=(self._prepare_stop[0],),
             name='prepare-ahead', daemon=True)
-        self._preparing.start()
-        self.target.start()
-        self.k2_server.start()
-        self.linstor_server.start()
-        self.shipper.start()
+        try:
+            self._preparing.start()
+            self.target.start()
+            self.k2_server.start()
+            self.linstor_server.start()
+            self.shipper.start()
+        except BaseException:
+            self._stop_preparing()
+            raise
+
+    def _stop_preparing(self):
+        """The preparing thread told to end, waited for; its pipe closed."""
+        thread, fds = self._preparing, self._prepare_stop
+        self._preparing = self._prepare_stop = None
+        if fds is None:
+            return
+        os.write(fds[1], b'.')
+        if thread.is_alive():
+            thread.join()
+        for fd in fds:
+            os.close(fd)
 
     def stop(self):
-        if self._stopped.is_set():
-            return
-        self._stopped.set()
-        if self._preparing is not None:
-            os.write(self._prepare_stop[1], b'.')
-            self._preparing.join()
-            for fd in self._prepare_stop:
-                os.close(fd)
+        with self._stopping:
+            if self._stopped.is_set():
+                return
+            self._stopped.set()
+        self._stop_preparing()
         self.shipper.stop()
         self.k2_server.stop()
         self.linstor_server.stop()

@@ -247,16 +247,21 @@ class NativeEngine(engine_mod.Engine):
         while the chunks before them are compressed, and the batch a
         connection stores when it finds the cache full takes the records
         made here (``native/prepare.c``) instead of making them in line.
-        The lock is taken only to copy the chunks and to hand the records
-        over; a chunk written again meanwhile is made again by its batch.
+        Only once the cache is within two batches of full: a chunk written
+        again and again while staged is not compressed each time. The lock
+        is taken only to copy the chunks and to hand the records over; a
+        chunk written again meanwhile is made again by its batch.
         """
+        near = max(0, self._dirty_limit // self.chunk -
+                   engine_mod.PREPARE_AHEAD)
         try:
             self._native.prepare_ahead(
                 self.lock, engine_mod.PREPARE_AHEAD, engine_mod.PREPARE_STEP,
-                stop_fd, int(engine_mod.PREPARE_LOOK * 1000),
+                near, stop_fd, int(engine_mod.PREPARE_LOOK * 1000),
                 int(engine_mod.PREPARE_IDLE * 1000))
-        except MemoryError:
-            LOG.warning('no memory to prepare staged chunks ahead')
+        except Exception:
+            # The batches make what is not made here.
+            LOG.exception('preparing staged chunks ahead stopped')
 
     def _write_batch(self):
         """The keys a write that found the cache full stores before it is

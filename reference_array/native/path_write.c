@@ -178,7 +178,7 @@ int do_write(DataPath *p, PyThreadState **ts, const uint8_t *bhs,
         /* Their digests and compression without the lock, so that other
          * connections stage and store meanwhile. */
         if (store_prepare(p->store, p->lock, p->cctx, p->batch_chunks,
-                          0) < 0) {
+                          0, 0, NULL) < 0) {
             errno = ENOMEM;
             return FAILED;
         }

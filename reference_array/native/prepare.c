@@ -104,9 +104,10 @@ static void make(Prepared **p, size_t n, ZSTD_CCtx *cctx, int level,
 }
 
 /* Under the lock: each result to its entry, if it still holds what the
- * result was made from. */
-static void attach(Store *s, Prepared **p, size_t n)
+ * result was made from; how many were handed over. */
+static size_t attach(Store *s, Prepared **p, size_t n)
 {
+    size_t given = 0;
     for (size_t i = 0; i < n; i++) {
         Staged *e = staged_get(&s->staged, p[i]->layer, p[i]->idx);
         int same = e && e->gen == p[i]->gen;
@@ -116,15 +117,17 @@ static void attach(Store *s, Prepared **p, size_t n)
             e->prep = p[i];
             s->work[W_PREPARED]++;
             s->work[W_PREPARED_CALLS] += p[i]->calls;
+            given++;
             continue;
         }
         s->work[W_PREPARED_LOST]++;
         prepared_free(p[i]);
     }
+    return given;
 }
 
 long store_prepare(Store *s, NativeLock *lock, ZSTD_CCtx *cctx,
-                   size_t limit, size_t most)
+                   size_t limit, size_t most, size_t least, size_t *staged)
 {
     if (!most || most > limit)
         most = limit;
@@ -132,15 +135,19 @@ long store_prepare(Store *s, NativeLock *lock, ZSTD_CCtx *cctx,
     if (!p)
         return -1;
     native_lock_acquire(lock);
-    size_t n = s->db ? take(s, p, limit, most) : 0;
+    size_t count = s->staged.count;
+    size_t n = s->db && count >= least ? take(s, p, limit, most) : 0;
     int level = s->level;
     size_t chunk = s->chunk;
     native_lock_release(lock);
+    if (staged)
+        *staged = count;
+    size_t given = 0;
     if (n) {
         make(p, n, cctx, level, chunk);
         native_lock_acquire(lock);
         if (s->db) {
-            attach(s, p, n);
+            given = attach(s, p, n);
         } else {
             for (size_t i = 0; i < n; i++)
                 prepared_free(p[i]);
@@ -148,5 +155,5 @@ long store_prepare(Store *s, NativeLock *lock, ZSTD_CCtx *cctx,
         native_lock_release(lock);
     }
     free(p);
-    return (long)n;
+    return (long)given;
 }

@@ -515,6 +515,8 @@ int store_stage(Store *s, int64_t layer, int64_t offset, const uint8_t *buf,
         /* What was prepared from its earlier content is of no use. */
         e->gen = ++s->gen;
         e->taken = 0;
+        if (e->prep)
+            s->work[W_PREPARED_LOST]++;
         prepared_free(e->prep);
         e->prep = NULL;
         if (take == chunk) {

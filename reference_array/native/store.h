@@ -187,11 +187,12 @@ PyObject *store_unref(Store *s, int64_t *chunks, size_t n,
                       int64_t *logical);
 
 /* prepare.c: digest and compress the whole chunks among the oldest
- * ``limit`` staged (``most`` of them at most, 0: all) without the
- * engine's lock (neither it nor the GIL held by the caller); chunks
- * prepared, or -1 out of memory. */
+ * ``limit`` staged (``most`` of them at most, 0: all), if ``least`` or
+ * more are staged, without the engine's lock (neither it nor the GIL held
+ * by the caller); chunks handed over, or -1 out of memory. ``staged``
+ * (if not NULL): how many were staged, read under the lock. */
 long store_prepare(Store *s, NativeLock *lock, ZSTD_CCtx *cctx,
-                   size_t limit, size_t most);
+                   size_t limit, size_t most, size_t least, size_t *staged);
 
 /* store_type.c, store_methods.c: the Python Store type */
 /* Close the store's statements and files and free what it holds. */

@@ -19,6 +19,7 @@
  * calls the chunk store (store.c, settle.c, runs.c); reads and allocation
  * runs release the GIL while they work. */
 
+#include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,8 +183,12 @@ static PyObject *Store_staged_keys(Store *s, PyObject *args)
         return NULL;
     PyObject *out = PyList_New(0);
     for (Staged *e = s->staged.head; out && e && limit; e = e->next) {
-        if (ready && e->taken)
+        /* A held one counts toward ``limit``: the batch is the oldest
+         * ``limit`` but those, as its preparation saw them. */
+        if (ready && e->taken) {
+            limit--;
             continue;
+        }
         PyObject *key = Py_BuildValue("(LL)", (long long)e->layer,
                                       (long long)e->idx);
         if (!key || PyList_Append(out, key) < 0)
@@ -264,7 +269,7 @@ static PyObject *Store_prepare(Store *s, PyObject *args)
     Py_BEGIN_ALLOW_THREADS
     n = store_prepare(s, (NativeLock *)lock, cctx,
                       limit > 0 ? (size_t)limit : 0,
-                      most > 0 ? (size_t)most : 0);
+                      most > 0 ? (size_t)most : 0, 0, NULL);
     Py_END_ALLOW_THREADS
     ZSTD_freeCCtx(cctx);
     if (n < 0)
@@ -272,22 +277,27 @@ static PyObject *Store_prepare(Store *s, PyObject *args)
     return PyLong_FromLong(n);
 }
 
-/* Until ``fd`` is readable: the whole chunks among the oldest ``limit``
- * staged are prepared ``most`` at a time, looked for again after
- * ``look`` ms when none was left to make (``idle`` ms while nothing is
- * staged). The GIL is let go throughout, so that the batches of the
- * connections (which hold it) do not hold this up. */
+/* Until ``fd`` is readable: once ``least`` chunks or more are staged (a
+ * batch is near), the whole chunks among the oldest ``limit`` are
+ * prepared ``most`` at a time; after a look that handed nothing over it
+ * waits ``look`` ms (``idle`` ms while nothing is staged). Below
+ * ``least`` nothing is made: a chunk written again and again while
+ * staged would be compressed each time, long before its batch. The GIL
+ * is let go throughout, so that the batches of the connections (which
+ * hold it) do not hold this up. */
 static PyObject *Store_prepare_ahead(Store *s, PyObject *args)
 {
     PyObject *lock;
-    Py_ssize_t limit, most;
+    Py_ssize_t limit, most, least;
     int fd, look, idle;
-    long n = 0, made = 0;
-    if (!PyArg_ParseTuple(args, "O!nniii", &NativeLockType, &lock, &limit,
-                          &most, &fd, &look, &idle))
+    long made = 0;
+    if (!PyArg_ParseTuple(args, "O!nnniii", &NativeLockType, &lock, &limit,
+                          &most, &least, &fd, &look, &idle))
         return NULL;
-    if (limit <= 0 || most <= 0) {
-        PyErr_SetString(PyExc_ValueError, "limit and most must be > 0");
+    if (limit <= 0 || most <= 0 || least < 0 || fd < 0 || look < 0 ||
+            idle < 0) {
+        PyErr_SetString(PyExc_ValueError, "prepare_ahead: limit and most "
+                        "> 0; least, fd and the waits >= 0");
         return NULL;
     }
     ZSTD_CCtx *cctx = ZSTD_createCCtx();
@@ -295,20 +305,19 @@ static PyObject *Store_prepare_ahead(Store *s, PyObject *args)
         return PyErr_NoMemory();
     Py_BEGIN_ALLOW_THREADS
     for (;;) {
-        n = store_prepare(s, (NativeLock *)lock, cctx, (size_t)limit,
-                          (size_t)most);
-        if (n < 0)
-            break;
-        made += n;
-        /* The count is read without the lock: it only picks the wait. */
+        size_t staged = 0;
+        long n = store_prepare(s, (NativeLock *)lock, cctx, (size_t)limit,
+                               (size_t)most, (size_t)least, &staged);
+        /* Out of memory: looked at again later, as when nothing was made. */
+        if (n > 0)
+            made += n;
         struct pollfd p = {fd, POLLIN, 0};
-        if (poll(&p, 1, n ? 0 : s->staged.count ? look : idle) != 0)
+        int rc = poll(&p, 1, n > 0 ? 0 : staged ? look : idle);
+        if (rc > 0 || (rc < 0 && errno != EINTR))
             break;
     }
     Py_END_ALLOW_THREADS
     ZSTD_freeCCtx(cctx);
-    if (n < 0)
-        return PyErr_NoMemory();
     return PyLong_FromLong(made);
 }
 
@@ -490,9 +499,9 @@ PyMethodDef NativeStoreMethods[] = {
      "(not held by the caller) only to copy them and to hand the\n"
      "results over (the next batch stores them as they are)."},
     {"prepare_ahead", (PyCFunction)Store_prepare_ahead, METH_VARARGS,
-     "prepare_ahead(lock, limit, most, fd, look_ms, idle_ms) -> chunks\n"
-     "prepared: ``prepare`` in a loop, without the GIL, until ``fd`` is\n"
-     "readable."},
+     "prepare_ahead(lock, limit, most, least, fd, look_ms, idle_ms) ->\n"
+     "chunks prepared: ``prepare`` in a loop, while ``least`` or more are\n"
+     "staged, without the GIL, until ``fd`` is readable."},
     {"drop_staged", (PyCFunction)Store_drop_staged, METH_O,
      "drop_staged(keys or None): forget staged chunks (once stored)."},
     {"unref", (PyCFunction)Store_unref, METH_O,

@@ -64,24 +64,81 @@ class PrepareShapeTestCase(engine_fixture.EngineTestCase):
         self.engine.drop_cache()
         self.assertEqual(data, self.engine.read(vol, 0, len(data)))
 
+    def _preparing(self):
+        """The preparing thread started (a daemon: a hung one does not
+        keep the runner), and the end of the pipe that stops it.
+        """
+        stop_r, stop_w = os.pipe()
+        self.addCleanup(os.close, stop_r)
+        self.addCleanup(os.close, stop_w)
+        thread = threading.Thread(target=self.engine.prepare_ahead,
+                                  args=(stop_r,), daemon=True)
+        thread.start()
+        self.addCleanup(thread.join, 10)
+        self.addCleanup(os.write, stop_w, b'.')
+        return thread, stop_w
+
+    def test_a_chunk_written_again_and_again_is_not_prepared_each_time(self):
+        # Far from full, the cache's chunks wait for the main loop or a
+        # flush: the preparing thread leaves them alone, so a chunk
+        # rewritten every few milliseconds is not compressed each time
+        # (before: every version the thread saw).
+        chunk = self.engine.chunk
+        vol = self.engine.new_layer()
+        data = test_ingest_shape.mixed(chunk, 2)
+        before = self.work()
+        self._preparing()
+        for n in range(100):
+            self.engine.write(vol, 0, data[n % 2 * chunk:][:chunk])
+            time.sleep(0.002)
+        self.assertEqual(0, self.delta(before, 'chunks_prepared'))
+        self.engine.flush()
+        self.assertEqual(data[chunk:], self.engine.read(vol, 0, chunk))
+
+    def test_a_writes_batch_passes_over_chunks_being_prepared(self):
+        # While a preparation holds some of the oldest chunks, the batch
+        # a write stores is the oldest ``limit`` but those: their records
+        # come, and a later batch stores them as made.
+        chunk = self.engine.chunk
+        vol = self.engine.new_layer()
+        native = self.engine._native
+        for attempt in range(50):
+            self.engine.write(vol, 0, test_ingest_shape.mixed(chunk, CHUNKS))
+            # The oldest quarter held while it is made.
+            thread = threading.Thread(target=native.prepare,
+                                      args=(self.engine.lock, CHUNKS // 4))
+            thread.start()
+            held = None
+            while thread.is_alive() and held is None:
+                with self.engine.lock:
+                    every = native.staged_keys()
+                    ready = native.staged_keys(-1, True)
+                    first = native.staged_keys(CHUNKS // 2, True)
+                if len(ready) < len(every):
+                    held = set(every) - set(ready)
+            thread.join(30)
+            if held:
+                break
+        self.assertTrue(held, 'no preparation seen holding chunks')
+        self.assertEqual(set(every[:CHUNKS // 4]), held)
+        self.assertEqual([k for k in every if k not in held], ready)
+        self.assertEqual([k for k in every[:CHUNKS // 2] if k not in held],
+                         first)
+        self.engine.flush()
+
     def test_staged_chunks_are_prepared_ahead_by_a_thread_of_their_own(self):
         # The server's preparing thread digests and compresses what is
         # staged before any batch: the flush then stores those records
         # and compresses nothing (before: no such thread; the batch, or
         # the connection just before it, made them all).
         chunk = self.engine.chunk
+        # A cache of a chunk more than is written: full but for one.
+        self.engine._dirty_limit = (CHUNKS + 1) * chunk
         vol = self.engine.new_layer()
         data = test_ingest_shape.mixed(chunk, CHUNKS)
         self.engine.write(vol, 0, data)
         before = self.work()
-        stop_r, stop_w = os.pipe()
-        self.addCleanup(os.close, stop_r)
-        self.addCleanup(os.close, stop_w)
-        thread = threading.Thread(target=self.engine.prepare_ahead,
-                                  args=(stop_r,))
-        thread.start()
-        self.addCleanup(thread.join, 10)
-        self.addCleanup(os.write, stop_w, b'.')
+        thread, stop_w = self._preparing()
         until = time.monotonic() + 30
         while (self.delta(before, 'chunks_prepared') < CHUNKS and
                time.monotonic() < until):
