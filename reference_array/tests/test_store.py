@@ -14,6 +14,7 @@
 
 """The array's object store: keyed lookups, their rollback, old databases."""
 
+import hashlib
 import json
 import os
 import sqlite3
@@ -70,6 +71,17 @@ class StoreKeysTestCase(testtools.TestCase):
         widest = store.connection.execute(
             'SELECT MAX(LENGTH(value)) FROM object_keys').fetchone()[0]
         self.assertLessEqual(widest, store_mod.MAX_KEY_TEXT)
+
+    def test_a_key_is_the_json_text_of_its_value(self):
+        # Names and numbers take a quicker way to the same text.
+        for value in ('plain', 'caf\u00e9 "quoted" \\ \n\u2028', '\ud800',
+                      '', 0, -7, 1 << 70, True, False, None, 1.5,
+                      {'ref': '/a/1', 'b': [1]}, 'x' * 300):
+            text = json.dumps(value, sort_keys=True)
+            self.assertEqual(text if len(text) <= store_mod.MAX_KEY_TEXT
+                             else '#' + hashlib.sha256(
+                                 text.encode()).hexdigest(),
+                             store_mod.encode_key(value), repr(value))
 
     def test_a_change_moves_and_a_delete_drops_the_keys(self):
         store = self._store()
