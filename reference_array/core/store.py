@@ -41,6 +41,7 @@ import sqlite3
 from reference_array import native
 
 from reference_array.core import kept as kept_mod
+from reference_array.core import positions
 from reference_array.core import query as query_mod
 
 SCHEMA = """
@@ -126,16 +127,28 @@ PAGE_SIZE = 1024
 # PRAGMA user_version of a database whose object_keys are those its
 # kinds' key functions give (2: typed K2 models; 3: typed LINSTOR models;
 # 4: LINSTOR names folded to upper case; 5: object_views, LINSTOR
-# definitions' wire views).
-KEYED = 5
+# definitions' wire views; 6: K2 objects' wire views). A change to what a
+# kind's views hold moves it, so that an existing database's views are
+# written again when it is opened.
+KEYED = 6
 # Longer values (a description, a certificate) are keyed by their digest:
 # lookups stay exact and no key row grows with what a client sends.
 MAX_KEY_TEXT = 256
+_JSON_TEXT = json.encoder.encode_basestring_ascii
 
 
 def encode_key(value):
-    """A value as the keys table holds it."""
-    text = json.dumps(value, sort_keys=True)
+    """A value as the keys table holds it: its JSON text (names and
+    numbers through json's own encoders, the text ``json.dumps`` gives,
+    without its set-up, which cost more than the probe of a page's keys).
+    """
+    kind = type(value)
+    if kind is str:
+        text = _JSON_TEXT(value)
+    elif kind is int:
+        text = int.__repr__(value)
+    else:
+        text = json.dumps(value, sort_keys=True)
     if len(text) > MAX_KEY_TEXT:
         return '#' + hashlib.sha256(text.encode()).hexdigest()
     return text
@@ -205,6 +218,8 @@ class Store(object):
         self._after_rollback = []
         self._add_keys()
         self._keep(kept)
+        with self.transaction():
+            positions.keep(self._db)
 
     @property
     def connection(self):
@@ -443,6 +458,25 @@ class Store(object):
         rows.sort(key=lambda r: r[0])
         return [json.loads(r[1]) for r in rows]
 
+    def pluck_in(self, kind, field, values, paths):
+        """(value, then the value at each of ``paths``) of each object of
+        ``kind`` whose ``field`` is one of ``values``, in id order: what
+        a summary needs of many objects, with none of them decoded.
+        """
+        encoded = {encode_key(v): v for v in values}
+        if not encoded:
+            return []
+        columns = ''.join(', json_extract(o.body, ?)' for _p in paths)
+        with self.lock:
+            rows = self._db.execute(
+                'SELECT k.id, k.value%s FROM object_keys k JOIN objects o '
+                'ON o.kind = k.kind AND o.id = k.id WHERE k.kind=? AND '
+                'k.field=? AND k.value IN (%s)' % (
+                    columns, ','.join('?' * len(encoded))),
+                list(paths) + [kind, field] + list(encoded)).fetchall()
+        rows.sort(key=lambda r: r[0])
+        return [(encoded[r[1]],) + tuple(r[2:]) for r in rows]
+
     def count_in(self, kind, field, values):
         """value -> how many objects of ``kind`` have it as ``field``."""
         encoded = {encode_key(v): v for v in values}
@@ -532,6 +566,36 @@ class Store(object):
                     kind, field, -1 if limit is None else limit, offset,
                     kind, view)).fetchall()
         return '[%s]' % ','.join(t for (t,) in texts)
+
+    def page_views(self, kind, view, offset, limit, descending=False,
+                   paths=()):
+        """(id, ``view`` text, then the value at each of ``paths`` of the
+        object's row) of the objects of ``kind`` in id order (reversed if
+        ``descending``), from ``offset``, at most ``limit`` (None: all):
+        a page sent as stored, none of it decoded.
+
+        The page begins in the block of ids holding its first object
+        (``positions``): fewer than ``positions.BLOCK`` objects are
+        skipped, in the (kind, id) index only.
+        """
+        order = 'DESC' if descending else 'ASC'
+        extracted = ''.join(', json_extract(o.body, ?)' for _p in paths)
+        joined = (' JOIN objects o ON o.kind = ? AND o.id = p.id'
+                  if paths else '')
+        with self.lock:
+            begin = positions.start(self._db, kind, offset, descending)
+            if begin is None:
+                return []
+            bound, at, left = begin
+            return self._db.execute(
+                'SELECT p.id, v.text%s FROM (SELECT id FROM objects WHERE '
+                'kind = ? AND %s ORDER BY id %s LIMIT ? OFFSET ?) p JOIN '
+                'object_views v ON v.kind = ? AND v.id = p.id AND v.name = ?'
+                '%s ORDER BY p.id %s' % (extracted, bound, order, joined,
+                                         order),
+                list(paths) + [kind, at, -1 if limit is None else limit,
+                               left, kind, view] + ([kind] if paths else [])
+            ).fetchall()
 
     def select(self, kind, q, without=()):
         """(total, page of objects) of a ``query.Query`` over ``kind``;

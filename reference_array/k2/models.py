@@ -322,8 +322,13 @@ BY_KIND = {m.KIND: m for m in STORED + COMPUTED}
 # The store finds each stored kind under the keys its model gives.
 KEY_FUNCTIONS = {m.KIND: (lambda m: lambda row: m.from_row(row).keys())(m)
                  for m in STORED}
-# No K2 kind keeps views of its objects (see the LINSTOR models').
-VIEW_FUNCTIONS = {}
+# Each stored kind keeps its stored public fields as the wire has them
+# (``WIRE``), so that a page of any kind is sent as stored with only the
+# derived fields added (``backend.K2Backend.page_text``). Changing a
+# model's public fields moves ``store.KEYED``.
+WIRE = 'wire'
+VIEW_FUNCTIONS = {m.KIND: (lambda m: lambda row: {
+    WIRE: m.from_row(row).to_wire()})(m) for m in STORED}
 # Totals the store keeps (one row each): every stored kind's number of
 # objects (a page's total, the driver's volume count) and the volumes'
 # provisioned size (the capacity poll).

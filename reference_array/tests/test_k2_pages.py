@@ -1,0 +1,149 @@
+# Copyright 2026 The cinder-flash Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""A K2 page of a whole kind is sent from the objects' stored wire views,
+with their derived fields added: the same objects a filtered query
+presents from the decoded rows, through changes, rollbacks and a
+database written before the views.
+"""
+
+import sqlite3
+
+import testtools
+
+from reference_array.core import store as store_mod
+from reference_array.http import server as httpd
+from reference_array.k2 import models
+from reference_array.k2 import schema
+from reference_array.tests import test_k2_scale as scale
+
+PREFIX = scale.PREFIX
+KINDS = ('volume_groups', 'volumes', 'snapshots', 'hosts', 'mappings',
+         'volsnaps')
+# The windows compared: everything, a page in the middle, the same page
+# in reverse, a page past the end.
+WINDOWS = ([('__limit', '0')],
+           [('__limit', '3'), ('__offset', '2')],
+           [('__limit', '3'), ('__offset', '2'), ('__sort', 'id'),
+            ('__sort_order', 'desc')],
+           [('__limit', '5'), ('__offset', '500')])
+# A condition every object meets: the query is then answered from the
+# decoded rows, as any filtered one.
+EVERY = ('id__gte', '0')
+
+
+class K2PagesTestCase(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.k2 = self.useFixture(scale.InProcessK2())
+        self.k2.fill(8)
+        k2 = self.k2
+        # A group of two volumes, one of them mapped, snapshotted and
+        # written.
+        self.vol = k2.call('GET', 'volumes', [('name', 'cv-fill-000003')])[
+            'hits'][0]
+        self.vg = self.vol['volume_group']
+        k2.call('POST', 'volumes', body={
+            'name': 'second', 'size': 2 * 1024 * 1024,
+            'volume_group': self.vg})
+        k2.call('POST', 'mappings', body={
+            'volume': {'ref': '/volumes/%d' % self.vol['id']},
+            'host': {'ref': '/hosts/%d' % k2.host['id']}})
+        k2.call('POST', 'snapshots', body={
+            'short_name': 's1', 'source': self.vg})
+        # Written after the snapshot: in the volume's own layer.
+        layer = k2.api.backend.records.get('volumes', self.vol['id']).layer
+        k2.engine.write(layer, 0, bytes(range(256)) * 256)
+        k2.engine.flush()
+
+    def _raw(self, resource, query):
+        status, payload = self.k2.api.route('GET', PREFIX + '/' + resource,
+                                            list(query), None)
+        self.assertEqual(200, status)
+        return payload
+
+    def _compare(self, resource):
+        for window in WINDOWS:
+            sent = self._raw(resource, window)
+            self.assertIsInstance(sent, httpd.JSONText, resource)
+            decoded = self._raw(resource, window + [EVERY])
+            self.assertIsInstance(decoded, dict, resource)
+            self.assertEqual(decoded, self.k2.call('GET', resource, window),
+                             '%s %s' % (resource, window))
+
+    def test_a_whole_kinds_page_is_what_its_objects_present(self):
+        for resource in KINDS:
+            self._compare(resource)
+        groups = {g['id']: g for g in self.k2.call(
+            'GET', 'volume_groups', [('__limit', '0')])['hits']}
+        mine = groups[int(self.vg['ref'].rsplit('/', 1)[1])]
+        self.assertEqual(2, mine['volumes_count'])
+        self.assertEqual(3 * 1024 * 1024,
+                         mine['volumes_provisioned_capacity'])
+        self.assertEqual(1, mine['snapshots_count'])
+        self.assertGreater(mine['logical_capacity'], 0)
+        vols = {v['id']: v for v in self.k2.call(
+            'GET', 'volumes', [('__limit', '0')])['hits']}
+        self.assertEqual(mine['logical_capacity'],
+                         vols[self.vol['id']]['logical_capacity'])
+        self.assertNotIn('layer', vols[self.vol['id']])
+        self.assertNotIn('_layer', vols[self.vol['id']])
+
+    def test_a_page_follows_changes_and_rollbacks(self):
+        k2 = self.k2
+        k2.call('PATCH', 'volumes/%d' % self.vol['id'],
+                body={'description': 'renamed'})
+        k2.call('DELETE', 'volumes/%d' % (self.vol['id'] + 1))
+        store = k2.store
+        records = k2.api.backend.records
+        group = records.get('volume_groups', 2)
+        group.description = 'never'
+        try:
+            with store.transaction():
+                records.put(group)
+                raise RuntimeError('undone')
+        except RuntimeError:
+            pass
+        for resource in KINDS:
+            self._compare(resource)
+        vols = {v['id']: v for v in k2.call('GET', 'volumes', [
+            ('__limit', '0')])['hits']}
+        self.assertEqual('renamed', vols[self.vol['id']]['description'])
+        self.assertNotIn(self.vol['id'] + 1, vols)
+        self.assertNotEqual('never', k2.call('GET', 'volume_groups/2')[
+            'description'])
+
+    def test_an_older_database_gets_the_views_when_opened(self):
+        path = self.k2.store.connection.execute(
+            'PRAGMA database_list').fetchone()[2]
+        expected = {r: self.k2.call('GET', r, [('__limit', '0')])
+                    for r in KINDS}
+        db = sqlite3.connect(path)
+        db.execute("DELETE FROM object_views")
+        db.execute('PRAGMA user_version=5')
+        db.commit()
+        db.close()
+        reopened = store_mod.Store(path, key_functions=models.KEY_FUNCTIONS,
+                                   kept=models.KEPT,
+                                   views=models.VIEW_FUNCTIONS)
+        self.addCleanup(reopened.close)
+        for resource in KINDS:
+            self.assertEqual(
+                [o['id'] for o in expected[resource]['hits']],
+                [r[0] for r in reopened.page_views(
+                    schema.model(resource).KIND, models.WIRE, 0, None)],
+                resource)
+        self.assertEqual(store_mod.KEYED, reopened.connection.execute(
+            'PRAGMA user_version').fetchone()[0])
