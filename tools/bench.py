@@ -358,12 +358,16 @@ def _tgtd_stop(tgt):
 
 def bench_scale_section(args, tmp):
     points = [int(n) for n in args.scale_points.split(',')]
-    array = Array()
+    # A second array, kept empty, on which each call is timed in turn
+    # with the filled one: the time at 0 of the same moment.
+    array, empty = Array(), Array()
     try:
-        return {'points': bench_scale.run(array, points, args.fill_budget),
+        return {'points': bench_scale.run(array, points, args.fill_budget,
+                                          empty=empty),
                 'load': bench_fio.load()}
     finally:
         array.stop()
+        empty.stop()
 
 
 def bench_scale_linstor(args, tmp):

@@ -56,27 +56,47 @@ SAMPLES = 9
 SAMPLE_BUDGET = 60.0
 
 
-def _median_ms(fn, samples=SAMPLES, budget=SAMPLE_BUDGET):
-    times = []
+def _median_ms(fn, samples=SAMPLES, budget=SAMPLE_BUDGET,
+               beside=None):
+    """(median ms of ``fn``, samples taken); with ``beside``, a third
+    figure: the median ms of ``beside``, sampled in turn with ``fn`` so
+    that a machine's drift during the run moves both alike.
+    """
+    times, other = [], []
     deadline = time.monotonic() + budget
     for _n in range(samples):
-        started = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - started)
+        for call, found in ((fn, times), (beside, other)):
+            if call is not None:
+                started = time.perf_counter()
+                call()
+                found.append(time.perf_counter() - started)
         if time.monotonic() > deadline:
             break
-    return statistics.median(times) * 1000, len(times)
+    median = statistics.median(times) * 1000
+    if beside is None:
+        return median, len(times)
+    return median, len(times), statistics.median(other) * 1000
 
 
 class Population(object):
+    """Volumes on one array; ``empty``: a population on a second array
+    kept at none, each call timed there in turn with the same call here
+    (its ``_at0_ms`` figures: the time at 0 of the same moment).
+    """
 
-    def __init__(self, array):
+    # The page before the creates: the empty array's page is then of
+    # none, as at 0.
+    OPS = ('lookup', 'krest_lookup', 'page', 'create', 'attach')
+
+    def __init__(self, array, empty=None):
         self.array = array
         self.k2 = array.k2
         self.count = 0
         self.host = self.k2.create('hosts', {'name': 'scale-host'})
         self.volumes = []
         self.krest = self._krest(array.info)
+        self.empty = empty
+        self.made, self.mapped = [], []
 
     @staticmethod
     def _krest(info):
@@ -108,42 +128,57 @@ class Population(object):
             self.add('fill-%06d' % self.count)
         return self.count >= target
 
+    # -- the calls timed ---------------------------------------------------
+    def _probe(self):
+        return 'fill-%06d' % (self.count // 2) if self.count else 'absent'
+
+    def lookup(self):
+        name = self._probe()
+        self.k2.find('volume_groups', name='cvg-' + name)
+        self.k2.find('volumes', name='cv-' + name)
+
+    def krest_lookup(self):
+        name = self._probe()
+        self.krest.search('volume_groups', name='cvg-' + name)
+        self.krest.search('volumes', name='cv-' + name)
+
+    def create(self):
+        self.made.append(self.add('probe-%06d-%d' % (self.count,
+                                                     len(self.made))))
+
+    def page(self):
+        self.k2.http.request('GET', '/volume_groups', params={
+            '__limit': 100, '__offset': self.count // 2})
+
+    def attach(self):
+        vol = self.made[len(self.mapped)]
+        self.mapped.append(self.k2.create('mappings', {
+            'volume': k2_client.ref('volumes', vol['id']),
+            'host': k2_client.ref('hosts', self.host['id'])}))
+
+    def _undo(self):
+        """Back to no volumes: what the calls timed made, deleted."""
+        for mapping in self.mapped:
+            self.k2.delete('mappings', mapping['id'])
+        for vol in self.made:
+            self.k2.delete('volumes', vol['id'])
+            self.k2.delete('volume_groups', int(
+                vol['volume_group']['ref'].rsplit('/', 1)[1]))
+        self.made, self.mapped, self.volumes, self.count = [], [], [], 0
+
     def measure(self):
-        probe = 'fill-%06d' % (self.count // 2) if self.count else None
         out = {'volumes': self.count}
-
-        def lookup():
-            name = probe or 'absent'
-            self.k2.find('volume_groups', name='cvg-' + name)
-            self.k2.find('volumes', name='cv-' + name)
-        out['lookup_ms'], out['lookup_samples'] = _median_ms(lookup)
-
-        def krest_lookup():
-            name = probe or 'absent'
-            self.krest.search('volume_groups', name='cvg-' + name)
-            self.krest.search('volumes', name='cv-' + name)
-        out['krest_lookup_ms'], out['krest_lookup_samples'] = _median_ms(
-            krest_lookup)
-        made = []
-
-        def create():
-            name = 'probe-%06d-%d' % (self.count, len(made))
-            made.append(self.add(name))
-        out['create_ms'], out['create_samples'] = _median_ms(create)
-
-        def page():
-            self.k2.http.request('GET', '/volume_groups', params={
-                '__limit': 100, '__offset': self.count // 2})
-        out['page_ms'], out['page_samples'] = _median_ms(page)
-        targets = iter(made)
-
-        def attach():
-            vol = next(targets)
-            self.k2.create('mappings', {
-                'volume': k2_client.ref('volumes', vol['id']),
-                'host': k2_client.ref('hosts', self.host['id'])})
-        out['attach_ms'], out['attach_samples'] = _median_ms(
-            attach, samples=len(made))
+        self.made, self.mapped = [], []
+        for op in self.OPS:
+            samples = len(self.made) if op == 'attach' else SAMPLES
+            figures = _median_ms(getattr(self, op), samples=samples,
+                                 beside=self.empty and getattr(self.empty,
+                                                               op))
+            out[op + '_ms'], out[op + '_samples'] = figures[:2]
+            if self.empty is not None:
+                out[op + '_at0_ms'] = figures[2]
+        if self.empty is not None:
+            self.empty._undo()
         out['rss_MiB'] = self.array.rss_mib()
         return out
 
@@ -170,9 +205,12 @@ def _run(population, points, fill_budget, log, noun, line):
     return out
 
 
-def run(array, points, fill_budget, log=print):
-    """Measurements at each population in ``points``."""
-    return _run(Population(array), points, fill_budget, log, 'volumes',
+def run(array, points, fill_budget, log=print, empty=None):
+    """Measurements at each population in ``points``; ``empty``: a second
+    array, on which each call is timed in turn (see ``Population``).
+    """
+    at0 = Population(empty) if empty is not None else None
+    return _run(Population(array, at0), points, fill_budget, log, 'volumes',
                 '  %(volumes)6d volumes: lookup %(lookup_ms).1f ms (krest '
                 '%(krest_lookup_ms).1f ms), create %(create_ms).1f ms, page '
                 '%(page_ms).1f ms, attach %(attach_ms).1f ms, RSS '
@@ -195,7 +233,12 @@ def _table(points, noun, header, keys):
         cells = []
         for key in keys:
             cell = '%.1f' % point[key] if key in point else ''
-            if cell and base and point is not base and base.get(key):
+            # Against the time at 0 of the same moment where there is
+            # one (``Population``'s ``empty``), else the first point's.
+            at0 = point.get(key[:-3] + '_at0_ms')
+            if cell and at0:
+                cell += ' (%.1f at 0: %.1fx)' % (at0, point[key] / at0)
+            elif cell and base and point is not base and base.get(key):
                 cell += ' (%.1fx)' % (point[key] / base[key])
             cells.append(cell)
         rows.append('| %d (filled in %.0f s) | %s | %.0f |' % (
