@@ -360,14 +360,17 @@ def bench_scale_section(args, tmp):
     points = [int(n) for n in args.scale_points.split(',')]
     # A second array, kept empty, on which each call is timed in turn
     # with the filled one: the time at 0 of the same moment.
-    array, empty = Array(), Array()
+    array = Array()
     try:
-        return {'points': bench_scale.run(array, points, args.fill_budget,
-                                          empty=empty),
-                'load': bench_fio.load()}
+        empty = Array()
+        try:
+            return {'points': bench_scale.run(array, points,
+                                              args.fill_budget, empty=empty),
+                    'load': bench_fio.load()}
+        finally:
+            empty.stop()
     finally:
         array.stop()
-        empty.stop()
 
 
 def bench_scale_linstor(args, tmp):

@@ -107,14 +107,12 @@ def _column(field, hints):
                  field.name if wire else '_' + field.name, shape)
 
 
-def _scalar(kind, value):
-    if kind is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    return isinstance(value, kind)
-
-
 def _is_int(value):
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _scalar(kind, value):
+    return _is_int(value) if kind is int else isinstance(value, kind)
 
 
 def _validator(column):

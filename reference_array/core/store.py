@@ -41,7 +41,7 @@ import sqlite3
 from reference_array import native
 
 from reference_array.core import kept as kept_mod
-from reference_array.core import positions
+from reference_array.core import pages
 from reference_array.core import query as query_mod
 
 SCHEMA = """
@@ -70,6 +70,10 @@ CREATE TABLE IF NOT EXISTS object_views (
     text TEXT NOT NULL,
     PRIMARY KEY (kind, id, name)
 );
+CREATE TABLE IF NOT EXISTS view_marks (
+    kind TEXT PRIMARY KEY,
+    mark TEXT NOT NULL
+) WITHOUT ROWID;
 """
 # The triggers that keep the sum of a keyed field: they test the key
 # row's kind and field before doing anything, so other keys cost no
@@ -127,10 +131,9 @@ PAGE_SIZE = 1024
 # PRAGMA user_version of a database whose object_keys are those its
 # kinds' key functions give (2: typed K2 models; 3: typed LINSTOR models;
 # 4: LINSTOR names folded to upper case; 5: object_views, LINSTOR
-# definitions' wire views; 6: K2 objects' wire views). A change to what a
-# kind's views hold moves it, so that an existing database's views are
-# written again when it is opened.
-KEYED = 6
+# definitions' wire views). Views whose function has a ``mark`` are
+# written again when it changes instead (``_mark_views``).
+KEYED = 5
 # Longer values (a description, a certificate) are keyed by their digest:
 # lookups stay exact and no key row grows with what a client sends.
 MAX_KEY_TEXT = 256
@@ -187,7 +190,8 @@ class Store(object):
         keyed integer field's sum, or with ``COUNT`` as the field the
         number of objects of the kind; ``views``: kind -> function(row)
         -> {name: view}, the views kept of each object of the kind (as
-        JSON text, see ``page_text``).
+        JSON text, see ``page_text``); a function's ``mark`` attribute,
+        if it has one, names what its views hold (``_mark_views``).
         """
         self._key_functions = dict(key_functions or {})
         self._views = dict(views or {})
@@ -217,9 +221,10 @@ class Store(object):
         # changed are no longer those of the database.
         self._after_rollback = []
         self._add_keys()
+        self._mark_views()
         self._keep(kept)
         with self.transaction():
-            positions.keep(self._db)
+            pages.keep(self._db)
 
     @property
     def connection(self):
@@ -270,6 +275,26 @@ class Store(object):
                 self._put_keys(kind, obj_id, self._keys(kind, body))
                 self._put_views(kind, obj_id, body)
             self._db.execute('PRAGMA user_version=%d' % KEYED)
+
+    def _mark_views(self):
+        """Write again the views of each kind whose view function's
+        ``mark`` (what its views hold, e.g. a digest of a model's fields)
+        is not the one they were written under: a model that gained a
+        field would otherwise leave every stored view without it.
+        """
+        for kind, function in self._views.items():
+            mark = getattr(function, 'mark', None)
+            found = self._db.execute('SELECT mark FROM view_marks WHERE '
+                                     'kind = ?', (kind,)).fetchone()
+            if mark is None or (found and found[0] == mark):
+                continue
+            with self.transaction():
+                for obj_id, body in self._db.execute(
+                        'SELECT id, body FROM objects WHERE kind = ?',
+                        (kind,)).fetchall():
+                    self._put_views(kind, obj_id, json.loads(body))
+                self._db.execute('INSERT OR REPLACE INTO view_marks VALUES '
+                                 '(?, ?)', (kind, mark))
 
     def close(self):
         with self.lock:
@@ -538,64 +563,35 @@ class Store(object):
         """The values at ``path`` (a row's JSON path, e.g. ``$.lun``) of
         the objects ``find(kind, field, value)`` would return.
         """
-        with self.lock:
-            rows = self._db.execute(
-                'SELECT json_extract(o.body, ?) FROM object_keys k JOIN '
-                'objects o ON o.kind = k.kind AND o.id = k.id WHERE '
-                'k.kind=? AND k.field=? AND k.value=?',
-                (path, kind, field, encode_key(value))).fetchall()
-        return [r[0] for r in rows]
+        return [r[1] for r in self.pluck_in(kind, field, [value], (path,))]
 
     def page_text(self, kind, field, offset, limit, view):
         """A page of the ``view`` texts of the objects of ``kind`` (see
         ``views``) in the order of their ``field`` key (then id), from
         ``offset``, at most ``limit`` (None: all): one JSON array text,
-        nothing decoded.
-
-        The skipped objects are walked in the keys index only: the
-        subquery's LIMIT keeps SQLite from joining them to their views,
-        so none is read. ``field`` must be a key every object has once
+        nothing decoded. ``field`` must be a key every object has once
         (a name), whose encoded values order as the objects should.
         """
         with self.lock:
-            texts = self._db.execute(
-                'SELECT v.text FROM (SELECT value, id FROM object_keys WHERE '
-                'kind = ? AND field = ? ORDER BY value, id LIMIT ? OFFSET ?'
-                ') p JOIN object_views v ON v.kind = ? AND v.id = p.id AND '
-                'v.name = ? ORDER BY p.value, p.id', (
-                    kind, field, -1 if limit is None else limit, offset,
-                    kind, view)).fetchall()
-        return '[%s]' % ','.join(t for (t,) in texts)
+            texts = pages.by_key(self._db, kind, field, view, offset, limit)
+        return '[%s]' % ','.join(texts)
 
     def page_views(self, kind, view, offset, limit, descending=False,
                    paths=()):
         """(id, ``view`` text, then the value at each of ``paths`` of the
         object's row) of the objects of ``kind`` in id order (reversed if
         ``descending``), from ``offset``, at most ``limit`` (None: all):
-        a page sent as stored, none of it decoded.
-
-        The page begins in the block of ids holding its first object
-        (``positions``): fewer than ``positions.BLOCK`` objects are
-        skipped, in the (kind, id) index only.
+        a page sent as stored, none of it decoded, begun in the block of
+        ids holding its first object (``pages``). The text is None for an
+        object without that view.
         """
-        order = 'DESC' if descending else 'ASC'
-        extracted = ''.join(', json_extract(o.body, ?)' for _p in paths)
-        joined = (' JOIN objects o ON o.kind = ? AND o.id = p.id'
-                  if paths else '')
         with self.lock:
-            begin = positions.start(self._db, kind, offset, descending)
-            if begin is None:
-                return []
-            bound, at, left = begin
-            return self._db.execute(
-                'SELECT p.id, v.text%s FROM (SELECT id FROM objects WHERE '
-                'kind = ? AND %s ORDER BY id %s LIMIT ? OFFSET ?) p JOIN '
-                'object_views v ON v.kind = ? AND v.id = p.id AND v.name = ?'
-                '%s ORDER BY p.id %s' % (extracted, bound, order, joined,
-                                         order),
-                list(paths) + [kind, at, -1 if limit is None else limit,
-                               left, kind, view] + ([kind] if paths else [])
-            ).fetchall()
+            return pages.by_id(self._db, kind, view, offset, limit,
+                               descending, paths)
+
+    def has_views(self, kind):
+        """Whether the store keeps views of the objects of ``kind``."""
+        return kind in self._views
 
     def select(self, kind, q, without=()):
         """(total, page of objects) of a ``query.Query`` over ``kind``;

@@ -130,13 +130,12 @@ class K2API(object):
         if resource == 'mappings':
             pairs = self._views_as_volsnaps(pairs)
         q = search.parse(schema.model(resource), pairs)
-        text = self.backend.page_text(resource, q)
-        if text is not None:
+        sent = self.backend.page_text(resource, q)
+        if sent is not None:
             # A whole kind's page: the stored views, sent as they are.
             return httpd.JSONText(
                 '{"hits": %s, "total": %d, "limit": %d, "offset": %d}' % (
-                    text, self.backend.count(resource), q.limit or 0,
-                    q.offset))
+                    sent[1], sent[0], q.limit or 0, q.offset))
         total, hits = self.backend.list(resource, q)
         return {'hits': hits, 'total': total, 'limit': q.limit or 0,
                 'offset': q.offset}

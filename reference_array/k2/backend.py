@@ -21,6 +21,7 @@ transaction. Errors are ``core.errors``; the api maps them to the wire.
 """
 
 import collections
+import logging
 
 from reference_array.core import errors
 from reference_array.core import query as query_mod
@@ -28,6 +29,8 @@ from reference_array.k2 import fields
 from reference_array.k2 import models
 from reference_array.k2 import schema
 from reference_array.k2 import system as system_mod
+
+LOG = logging.getLogger(__name__)
 
 # How a writer handles one resource. ``update_in_transaction``: False
 # when the update takes locks of its own and calls peers, so it must not
@@ -83,34 +86,37 @@ class K2Backend(object):
         return wires
 
     def page_text(self, resource, q):
-        """The JSON text of a page of ``resource`` that ``q`` asks for,
-        or None: a page of a whole stored kind in id order is its stored
-        wire views with the derived fields added, nothing decoded (the
-        same objects ``present`` gives); any other query is not.
+        """(total, JSON text of the page) of ``resource`` that ``q`` asks
+        for, or None: a page of a whole stored kind in id order is its
+        stored wire views with the derived fields added, nothing decoded
+        (the same objects ``present`` gives); any other query, or a
+        store that keeps no views or count of the kind, is not.
         """
         model = schema.model(resource)
         if resource in system_mod.COMPUTED or q.conditions or (
-                q.sort and q.sort.path != ('id',)):
+                q.sort and q.sort.path != ('id',)) or \
+                not self.store.has_views(model.KIND):
             return None
         layered = model is models.Volume
         with self.store.lock:
+            total = self.store.total(model.KIND)
             rows = self.store.page_views(
                 model.KIND, models.WIRE, q.offset, q.limit, q.descending,
                 ('$._layer',) if layered else ())
+            missing = sum(r[1] is None for r in rows)
+            if total is None or missing:
+                LOG.warning('%s: %d of a page of %d objects have no stored '
+                            'view; the page is built from their rows',
+                            resource, missing, len(rows))
+                return None
             derived = self._derived(model, [r[0] for r in rows],
                                     [r[2] for r in rows] if layered else ())
         # Every derived field is an integer: written into the view's
         # text by one format, cheaper than an encoder per object.
         tail = ''.join(', "%s": %%d' % name for name, _t in model.DERIVED)
-        return '[%s]' % ','.join(text[:-1] + tail % values + '}'
-                                 for (_id, text, *_l), values in zip(
-                                     rows, derived))
-
-    def count(self, resource):
-        """How many objects of a stored ``resource`` there are (a kept
-        total: one row, whatever their number).
-        """
-        return self.store.total(schema.model(resource).KIND)
+        return total, '[%s]' % ','.join(
+            text[:-1] + tail % values + '}'
+            for (_id, text, *_l), values in zip(rows, derived))
 
     def _derived(self, model, ids, layers):
         """The values of ``model.DERIVED`` of the objects ``ids``, a tuple
@@ -132,9 +138,9 @@ class K2Backend(object):
                                       ('$.size', '$._layer'))
         written = self.engine.layers_written(m[2] for m in members)
         count, size, used = (dict.fromkeys(paths, 0) for _n in range(3))
-        for path, bytes_, layer in members:
+        for path, kib, layer in members:
             count[path] += 1
-            size[path] += bytes_
+            size[path] += kib
             used[path] += written.get(layer, 0)
         snapshots = self.store.count_in('snapshots', 'volume_group.ref',
                                         paths)

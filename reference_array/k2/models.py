@@ -23,6 +23,7 @@ capacity, statistics) are built when asked and never stored.
 """
 
 import dataclasses
+import hashlib
 import typing
 
 from reference_array.core import model
@@ -324,11 +325,30 @@ KEY_FUNCTIONS = {m.KIND: (lambda m: lambda row: m.from_row(row).keys())(m)
                  for m in STORED}
 # Each stored kind keeps its stored public fields as the wire has them
 # (``WIRE``), so that a page of any kind is sent as stored with only the
-# derived fields added (``backend.K2Backend.page_text``). Changing a
-# model's public fields moves ``store.KEYED``.
+# derived fields added (``backend.K2Backend.page_text``).
 WIRE = 'wire'
-VIEW_FUNCTIONS = {m.KIND: (lambda m: lambda row: {
-    WIRE: m.from_row(row).to_wire()})(m) for m in STORED}
+
+
+def _wire_view(m):
+    def view(row):
+        return {WIRE: m.from_row(row).to_wire()}
+    # The fields, their types and defaults: a change to any makes the
+    # store write the kind's views again when it opens.
+    view.mark = hashlib.sha256(repr([
+        (f.name, str(f.type), _default(f), f.metadata.get('wire', True))
+        for f in dataclasses.fields(m)]).encode()).hexdigest()[:16]
+    return view
+
+
+def _default(field):
+    if field.default_factory is not dataclasses.MISSING:
+        return repr(field.default_factory())
+    if field.default is not dataclasses.MISSING:
+        return repr(field.default)
+    return None
+
+
+VIEW_FUNCTIONS = {m.KIND: _wire_view(m) for m in STORED}
 # Totals the store keeps (one row each): every stored kind's number of
 # objects (a page's total, the driver's volume count) and the volumes'
 # provisioned size (the capacity poll).

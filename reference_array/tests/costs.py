@@ -81,15 +81,17 @@ class Filled(fixtures.Fixture):
 
     count = 0
 
-    def open_store(self, models):
+    def open_store(self, models, views=True):
         """``store`` and ``engine`` over a temporary directory, built as
-        the array builds it for a dialect's ``models``.
+        the array builds it for a dialect's ``models`` (without their
+        views unless ``views``).
         """
         path = os.path.join(self.useFixture(fixtures.TempDir()).path,
                             'array.db')
         self.store = store_mod.Store(path, key_functions=models.KEY_FUNCTIONS,
                                      kept=models.KEPT,
-                                     views=models.VIEW_FUNCTIONS)
+                                     views=models.VIEW_FUNCTIONS if views
+                                     else None)
         self.addCleanup(self.store.close)
         self.engine = engine_mod.Engine(self.store)
         self.addCleanup(self.engine.close)

@@ -25,13 +25,13 @@ import sqlite3
 import fixtures
 import testtools
 
-from reference_array.core import positions
+from reference_array.core import pages
 from reference_array.core import store as store_mod
 from reference_array.tests import costs
 
 VIEWS = {'things': lambda row: {'wire': {'id': row['id']}},
          'others': lambda row: {'wire': {'id': row['id']}}}
-OBJECTS = 3 * positions.BLOCK + 40
+OBJECTS = 3 * pages.BLOCK + 40
 
 
 class StorePagesTestCase(testtools.TestCase):
@@ -50,7 +50,7 @@ class StorePagesTestCase(testtools.TestCase):
         # Gone: scattered ids, and every id of the second block.
         with self.store.transaction():
             for obj_id in list(range(3, OBJECTS, 7)) + list(range(
-                    positions.BLOCK, 2 * positions.BLOCK)):
+                    pages.BLOCK, 2 * pages.BLOCK)):
                 self.store.delete('things', obj_id)
         # Put again: a replacement is not a second object.
         self.store.put('things', 1, {'id': 1})
@@ -65,8 +65,8 @@ class StorePagesTestCase(testtools.TestCase):
 
     def _check(self, store):
         ids = self._ids(store)
-        offsets = sorted({0, 1, 2, positions.BLOCK - 1, positions.BLOCK,
-                          positions.BLOCK + 1, 300, len(ids) - 1, len(ids),
+        offsets = sorted({0, 1, 2, pages.BLOCK - 1, pages.BLOCK,
+                          pages.BLOCK + 1, 300, len(ids) - 1, len(ids),
                           len(ids) + 5})
         for descending in (False, True):
             ordered = sorted(ids, reverse=descending)
@@ -118,5 +118,17 @@ class StorePagesTestCase(testtools.TestCase):
             steps.append(cost.steps)
         # Walking to the end one entry at a time would take several VM
         # steps per object skipped.
-        self.assertLess(steps[1] - steps[0], positions.BLOCK * 4,
+        self.assertLess(steps[1] - steps[0], pages.BLOCK * 4,
                         steps)
+
+    def test_blocks_hold_no_empty_rows_and_the_last_ids_page_backwards(self):
+        top = (1 << 63) - 1
+        self.store.put('things', top, {'id': top})
+        self.assertEqual([top], [i for i, _t in self.store.page_views(
+            'things', 'wire', 0, 1, descending=True)])
+        self.store.delete('things', top)
+        blocks = self.store.connection.execute(
+            'SELECT block, count FROM object_blocks WHERE kind = ?',
+            ('things',)).fetchall()
+        self.assertEqual([], [b for b in blocks if b[1] <= 0])
+        self.assertEqual(len(self._ids()), sum(c for _b, c in blocks))
