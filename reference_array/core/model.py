@@ -60,6 +60,7 @@ class Ref(object):
         return '/%s/%d' % (self.kind, self.id)
 
     def to_wire(self):
+        # Inside K2's stored views: a change moves k2.models.WIRE_FORM.
         return {'ref': self.path}
 
     @classmethod
@@ -316,7 +317,11 @@ class Model(Part):
 
     # -- the wire ------------------------------------------------------------
     def to_wire(self):
-        """The public fields; references as ``{"ref": path}``."""
+        """The public fields; references as ``{"ref": path}``.
+
+        K2 keeps this form of each object as a stored view: a change here
+        moves ``k2.models.WIRE_FORM``.
+        """
         out = {}
         for column in self.table():
             if column.wire:

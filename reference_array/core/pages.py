@@ -70,6 +70,8 @@ def keep(db):
         db.execute(TABLE)
         db.execute('INSERT INTO object_blocks SELECT kind, id >> %d, '
                    'COUNT(*) FROM objects GROUP BY 1, 2' % BITS)
+    # Blocks emptied before the delete trigger dropped them.
+    db.execute('DELETE FROM object_blocks WHERE count <= 0')
     for trigger in TRIGGERS:
         db.execute(trigger)
 

@@ -132,7 +132,9 @@ PAGE_SIZE = 1024
 # kinds' key functions give (2: typed K2 models; 3: typed LINSTOR models;
 # 4: LINSTOR names folded to upper case; 5: object_views, LINSTOR
 # definitions' wire views). Views whose function has a ``mark`` are
-# written again when it changes instead (``_mark_views``).
+# written again when it changes instead (``_mark_views``). 6 was taken by
+# the first form of the K2 views, before their marks: the next change of
+# keys moves KEYED to 7.
 KEYED = 5
 # Longer values (a description, a certificate) are keyed by their digest:
 # lookups stay exact and no key row grows with what a client sends.
@@ -274,7 +276,14 @@ class Store(object):
                 body = json.loads(body)
                 self._put_keys(kind, obj_id, self._keys(kind, body))
                 self._put_views(kind, obj_id, body)
+            self._db.executemany('INSERT OR REPLACE INTO view_marks VALUES '
+                                 '(?, ?)', self._marks().items())
             self._db.execute('PRAGMA user_version=%d' % KEYED)
+
+    def _marks(self):
+        """kind -> the ``mark`` of its view function, where it has one."""
+        return {kind: function.mark for kind, function in self._views.items()
+                if getattr(function, 'mark', None) is not None}
 
     def _mark_views(self):
         """Write again the views of each kind whose view function's
@@ -282,13 +291,13 @@ class Store(object):
         is not the one they were written under: a model that gained a
         field would otherwise leave every stored view without it.
         """
-        for kind, function in self._views.items():
-            mark = getattr(function, 'mark', None)
-            found = self._db.execute('SELECT mark FROM view_marks WHERE '
-                                     'kind = ?', (kind,)).fetchone()
-            if mark is None or (found and found[0] == mark):
-                continue
-            with self.transaction():
+        stored = dict(self._db.execute('SELECT kind, mark FROM view_marks'))
+        changed = {kind: mark for kind, mark in self._marks().items()
+                   if stored.get(kind) != mark}
+        if not changed:
+            return
+        with self.transaction():
+            for kind, mark in changed.items():
                 for obj_id, body in self._db.execute(
                         'SELECT id, body FROM objects WHERE kind = ?',
                         (kind,)).fetchall():

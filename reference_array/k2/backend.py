@@ -103,8 +103,10 @@ class K2Backend(object):
             rows = self.store.page_views(
                 model.KIND, models.WIRE, q.offset, q.limit, q.descending,
                 ('$._layer',) if layered else ())
+            if total is None:
+                return None
             missing = sum(r[1] is None for r in rows)
-            if total is None or missing:
+            if missing:
                 LOG.warning('%s: %d of a page of %d objects have no stored '
                             'view; the page is built from their rows',
                             resource, missing, len(rows))

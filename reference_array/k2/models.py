@@ -327,14 +327,18 @@ KEY_FUNCTIONS = {m.KIND: (lambda m: lambda row: m.from_row(row).keys())(m)
 # (``WIRE``), so that a page of any kind is sent as stored with only the
 # derived fields added (``backend.K2Backend.page_text``).
 WIRE = 'wire'
+# How a model's fields become its wire form (``model.Model.to_wire``,
+# ``model.Ref.to_wire``): a change there moves it, so that the views
+# written before are written again.
+WIRE_FORM = 1
 
 
 def _wire_view(m):
     def view(row):
         return {WIRE: m.from_row(row).to_wire()}
-    # The fields, their types and defaults: a change to any makes the
-    # store write the kind's views again when it opens.
-    view.mark = hashlib.sha256(repr([
+    # The wire form, the fields, their types and defaults: a change to any
+    # makes the store write the kind's views again when it opens.
+    view.mark = hashlib.sha256(repr([WIRE_FORM] + [
         (f.name, str(f.type), _default(f), f.metadata.get('wire', True))
         for f in dataclasses.fields(m)]).encode()).hexdigest()[:16]
     return view
@@ -342,7 +346,7 @@ def _wire_view(m):
 
 def _default(field):
     if field.default_factory is not dataclasses.MISSING:
-        return repr(field.default_factory())
+        return field.default_factory.__qualname__ + '()'
     if field.default is not dataclasses.MISSING:
         return repr(field.default)
     return None

@@ -177,6 +177,17 @@ class K2PagesTestCase(testtools.TestCase):
         self.assertEqual([1, 1, 1], [g['volumes_count']
                                      for g in sent['hits']])
 
+    def test_an_object_without_its_view_is_sent_from_its_row(self):
+        self.k2.store.connection.execute(
+            "DELETE FROM object_views WHERE kind = 'volumes' AND id = ?",
+            (self.vol['id'],))
+        with self.assertLogs('reference_array.k2.backend', 'WARNING'):
+            sent = self._raw('volumes', [('__limit', '0')])
+        self.assertIsInstance(sent, dict)
+        self.assertEqual(self._raw('volumes', [('__limit', '0'), EVERY]),
+                         sent)
+        self.assertIn(self.vol['id'], [v['id'] for v in sent['hits']])
+
     def test_every_derived_field_is_an_integer(self):
         # A page writes them into the stored texts as integers.
         for model in models.STORED:
