@@ -134,7 +134,7 @@ def _loader(column):
     """``_loaded`` of one field, or None where a row holds the value as
     it is (a scalar, a dict or list of JSON values).
     """
-    if column.shape or column.type is Ref or _is_part(column.type):
+    if column.shape or column.type is Ref or is_part(column.type):
         return lambda value: _loaded(column, value)
     return None
 
@@ -164,7 +164,8 @@ def _valid(column, value):
     return _scalar(column.type, value)
 
 
-def _is_part(kind):
+def is_part(kind):
+    """Whether ``kind`` is a ``Part`` class."""
     return isinstance(kind, type) and issubclass(kind, Part)
 
 
@@ -172,7 +173,7 @@ def _stored(column, value, compact=False):
     """A field's value as its row holds it."""
     if value is None:
         return None
-    item = (lambda v: v.to_row(compact)) if _is_part(column.type) else (
+    item = (lambda v: v.to_row(compact)) if is_part(column.type) else (
         lambda v: v)
     if column.shape == 'list':
         return [item(v) for v in value]
@@ -191,7 +192,7 @@ def _loaded(column, value):
     """A field's value from its row."""
     if value is None:
         return None
-    part = _is_part(column.type)
+    part = is_part(column.type)
     item = column.type.from_row if part else (lambda v: v)
     if column.shape == 'list' and isinstance(value, list):
         return [item(v) for v in value]

@@ -23,7 +23,8 @@ object's keys in ``object_keys`` inside the same transaction, so the keys
 roll back with the object. The keys of an object are derived from it
 alone (by its kind's key function, else ``keys_of``), so a database
 written before they existed, or with other keys, gets them when it is
-opened. A kind may also declare views of its objects (``views``): JSON
+opened. A kind may also declare views of its objects (``views``, see
+``core/views.py``): JSON
 texts kept beside each object the same way, written by every put, so
 that a page of them is sent as stored (``page_text``). Collections are
 filtered, ordered and paged in SQL
@@ -43,6 +44,7 @@ from reference_array import native
 from reference_array.core import kept as kept_mod
 from reference_array.core import pages
 from reference_array.core import query as query_mod
+from reference_array.core import views as views_mod
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS objects (
@@ -63,17 +65,6 @@ CREATE TABLE IF NOT EXISTS object_keys (
     PRIMARY KEY (kind, field, value, id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS object_keys_of ON object_keys (kind, id);
-CREATE TABLE IF NOT EXISTS object_views (
-    kind TEXT NOT NULL,
-    id INTEGER NOT NULL,
-    name TEXT NOT NULL,
-    text TEXT NOT NULL,
-    PRIMARY KEY (kind, id, name)
-);
-CREATE TABLE IF NOT EXISTS view_marks (
-    kind TEXT PRIMARY KEY,
-    mark TEXT NOT NULL
-) WITHOUT ROWID;
 """
 # The triggers that keep the sum of a keyed field: they test the key
 # row's kind and field before doing anything, so other keys cost no
@@ -130,11 +121,10 @@ def total_name(kind, field):
 PAGE_SIZE = 1024
 # PRAGMA user_version of a database whose object_keys are those its
 # kinds' key functions give (2: typed K2 models; 3: typed LINSTOR models;
-# 4: LINSTOR names folded to upper case; 5: object_views, LINSTOR
-# definitions' wire views). Views whose function has a ``mark`` are
-# written again when it changes instead (``_mark_views``). 6 was taken by
-# the first form of the K2 views, before their marks: the next change of
-# keys moves KEYED to 7.
+# 4: LINSTOR names folded to upper case; 5: object_views). Views are
+# written again by their marks, not by this (``views``). 6 was taken by
+# the first form of the K2 views: the next change of keys moves KEYED
+# to 7.
 KEYED = 5
 # Longer values (a description, a certificate) are keyed by their digest:
 # lookups stay exact and no key row grows with what a client sends.
@@ -190,10 +180,10 @@ class Store(object):
         pairs, for kinds whose keys their model says (default
         ``keys_of``); ``kept``: the (kind, field) totals to keep, a
         keyed integer field's sum, or with ``COUNT`` as the field the
-        number of objects of the kind; ``views``: kind -> function(row)
-        -> {name: view}, the views kept of each object of the kind (as
-        JSON text, see ``page_text``); a function's ``mark`` attribute,
-        if it has one, names what its views hold (``_mark_views``).
+        number of objects of the kind; ``views``: kind -> ``views.Views``
+        (or a function(row) -> {name: view}, never written again), the
+        views kept of each object of the kind (as JSON text, see
+        ``page_text``).
         """
         self._key_functions = dict(key_functions or {})
         self._views = dict(views or {})
@@ -204,7 +194,7 @@ class Store(object):
         self._db.execute('PRAGMA page_size=%d' % PAGE_SIZE)
         self._db.execute('PRAGMA journal_mode=WAL')
         self._db.execute('PRAGMA synchronous=FULL')
-        self._db.executescript(SCHEMA + kept_mod.SCHEMA)
+        self._db.executescript(SCHEMA + kept_mod.SCHEMA + views_mod.SCHEMA)
         # One writer at a time; REST calls are short. Reentrant; the
         # native data path of each iSCSI connection takes it without the
         # GIL (a threading.RLock cannot be taken so).
@@ -263,47 +253,29 @@ class Store(object):
             callback()
 
     def _add_keys(self):
-        """Key every object of a database written before object_keys,
-        and write its views (before object_views).
+        """Key every object of a database written before object_keys or
+        under other key functions.
         """
         if self._db.execute('PRAGMA user_version').fetchone()[0] >= KEYED:
             return
         with self.transaction():
             self._db.execute('DELETE FROM object_keys')
-            self._db.execute('DELETE FROM object_views')
+            # Older than the marks of its views, too: they are written
+            # again next (``_mark_views``).
+            self._db.execute('DELETE FROM view_marks')
             for kind, obj_id, body in self._db.execute(
                     'SELECT kind, id, body FROM objects').fetchall():
-                body = json.loads(body)
-                self._put_keys(kind, obj_id, self._keys(kind, body))
-                self._put_views(kind, obj_id, body)
-            self._db.executemany('INSERT OR REPLACE INTO view_marks VALUES '
-                                 '(?, ?)', self._marks().items())
+                self._put_keys(kind, obj_id, self._keys(kind,
+                                                        json.loads(body)))
             self._db.execute('PRAGMA user_version=%d' % KEYED)
 
-    def _marks(self):
-        """kind -> the ``mark`` of its view function, where it has one."""
-        return {kind: function.mark for kind, function in self._views.items()
-                if getattr(function, 'mark', None) is not None}
-
     def _mark_views(self):
-        """Write again the views of each kind whose view function's
-        ``mark`` (what its views hold, e.g. a digest of a model's fields)
-        is not the one they were written under: a model that gained a
-        field would otherwise leave every stored view without it.
+        """Write again the views of every kind written under another mark
+        (``views``); one transaction, only when some mark differs.
         """
-        stored = dict(self._db.execute('SELECT kind, mark FROM view_marks'))
-        changed = {kind: mark for kind, mark in self._marks().items()
-                   if stored.get(kind) != mark}
-        if not changed:
-            return
-        with self.transaction():
-            for kind, mark in changed.items():
-                for obj_id, body in self._db.execute(
-                        'SELECT id, body FROM objects WHERE kind = ?',
-                        (kind,)).fetchall():
-                    self._put_views(kind, obj_id, json.loads(body))
-                self._db.execute('INSERT OR REPLACE INTO view_marks VALUES '
-                                 '(?, ?)', (kind, mark))
+        if views_mod.changed(self._db, self._views):
+            with self.transaction():
+                views_mod.write_changed(self._db, self._views)
 
     def close(self):
         with self.lock:
@@ -394,23 +366,11 @@ class Store(object):
             [(kind, field, encode_key(value), obj_id)
              for field, value in keys])
 
-    def _put_views(self, kind, obj_id, body):
-        """Write the views of ``body`` its kind declares, if any: here
-        only, so that no write of the object leaves them behind it.
-        """
-        view_function = self._views.get(kind)
-        if view_function is None:
-            return
-        self._db.execute('DELETE FROM object_views WHERE kind=? AND id=?',
-                         (kind, obj_id))
-        self._db.executemany(
-            'INSERT INTO object_views VALUES (?,?,?,?)',
-            [(kind, obj_id, name, json.dumps(view))
-             for name, view in view_function(body).items()])
-
-    def put(self, kind, obj_id, body, keys=None):
-        """Store ``body``; ``keys``: its (field, value) pairs, if the
-        caller has them already (else its kind's key function's).
+    def put(self, kind, obj_id, body, keys=None, obj=None):
+        """Store ``body``; ``keys``: its (field, value) pairs, and
+        ``obj``: the object it is the row of, if the caller has them
+        already (else its kind's key function's, and its views are made
+        from the row).
         """
         with self.transaction():
             self._db.execute('INSERT OR REPLACE INTO objects VALUES (?,?,?)',
@@ -419,7 +379,11 @@ class Store(object):
                              (kind, obj_id))
             self._put_keys(kind, obj_id, self._keys(kind, body)
                            if keys is None else keys)
-            self._put_views(kind, obj_id, body)
+            # Here only, so that no write of the object leaves its views
+            # behind it.
+            views = self._views.get(kind)
+            if views is not None:
+                views_mod.put(self._db, views, kind, obj_id, body, obj)
 
     def get(self, kind, obj_id):
         with self.lock:
@@ -432,8 +396,7 @@ class Store(object):
         with self.transaction():
             self._db.execute('DELETE FROM object_keys WHERE kind=? AND id=?',
                              (kind, obj_id))
-            self._db.execute('DELETE FROM object_views WHERE kind=? AND '
-                             'id=?', (kind, obj_id))
+            views_mod.drop(self._db, kind, obj_id)
             cur = self._db.execute('DELETE FROM objects WHERE kind=? AND id=?',
                                    (kind, obj_id))
             return cur.rowcount > 0

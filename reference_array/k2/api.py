@@ -21,6 +21,7 @@ objects, references are ``{"ref": "/<resource>/<id>"}``, sizes are KiB,
 errors are ``{"error_msg": ...}`` with a JSON content type.
 """
 
+import json
 import re
 
 from reference_array.core import errors
@@ -130,15 +131,15 @@ class K2API(object):
         if resource == 'mappings':
             pairs = self._views_as_volsnaps(pairs)
         q = search.parse(schema.model(resource), pairs)
-        sent = self.backend.page_text(resource, q)
-        if sent is not None:
-            # A whole kind's page: the stored views, sent as they are.
-            return httpd.JSONText(
-                '{"hits": %s, "total": %d, "limit": %d, "offset": %d}' % (
-                    sent[1], sent[0], q.limit or 0, q.offset))
-        total, hits = self.backend.list(resource, q)
-        return {'hits': hits, 'total': total, 'limit': q.limit or 0,
-                'offset': q.offset}
+        # A whole kind's page is its stored views, sent as they are; any
+        # other, its objects presented.
+        page = self.backend.page_text(resource, q)
+        if page is None:
+            total, hits = self.backend.list(resource, q)
+            page = total, json.dumps(hits)
+        return httpd.JSONText(
+            '{"hits": %s, "total": %d, "limit": %d, "offset": %d}' % (
+                page[1], page[0], q.limit or 0, q.offset))
 
     def _views_as_volsnaps(self, pairs):
         """A mapping of a view is a mapping of its volsnaps: a filter

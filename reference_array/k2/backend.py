@@ -132,7 +132,7 @@ class K2Backend(object):
         return [() for _id in ids]
 
     def _group_totals(self, ids):
-        paths = ['/%s/%d' % (models.VolumeGroup.KIND, i) for i in ids]
+        paths = [models.Ref(models.VolumeGroup.KIND, i).path for i in ids]
         # Only the members' sizes and layers are read, not whole volumes:
         # decoding a hundred of them was most of a page's time.
         members = self.store.pluck_in(models.Volume.KIND,

@@ -23,11 +23,11 @@ capacity, statistics) are built when asked and never stored.
 """
 
 import dataclasses
-import hashlib
 import typing
 
 from reference_array.core import model
 from reference_array.core import store
+from reference_array.core import views
 
 Ref = model.Ref
 Optional = typing.Optional
@@ -333,26 +333,11 @@ WIRE = 'wire'
 WIRE_FORM = 1
 
 
-def _wire_view(m):
-    def view(row):
-        return {WIRE: m.from_row(row).to_wire()}
-    # The wire form, the fields, their types and defaults: a change to any
-    # makes the store write the kind's views again when it opens.
-    view.mark = hashlib.sha256(repr([WIRE_FORM] + [
-        (f.name, str(f.type), _default(f), f.metadata.get('wire', True))
-        for f in dataclasses.fields(m)]).encode()).hexdigest()[:16]
-    return view
+def _wire(obj):
+    return {WIRE: obj.to_wire()}
 
 
-def _default(field):
-    if field.default_factory is not dataclasses.MISSING:
-        return field.default_factory.__qualname__ + '()'
-    if field.default is not dataclasses.MISSING:
-        return repr(field.default)
-    return None
-
-
-VIEW_FUNCTIONS = {m.KIND: _wire_view(m) for m in STORED}
+VIEW_FUNCTIONS = {m.KIND: views.Views(m, _wire, WIRE_FORM) for m in STORED}
 # Totals the store keeps (one row each): every stored kind's number of
 # objects (a page's total, the driver's volume count) and the volumes'
 # provisioned size (the capacity poll).

@@ -124,7 +124,8 @@ class Records(object):
 
     def put(self, obj):
         with self.store.lock:
-            self.store.put(obj.KIND, obj.id, obj.to_row(), keys=obj.keys())
+            self.store.put(obj.KIND, obj.id, obj.to_row(), keys=obj.keys(),
+                           obj=obj)
             for follower in self._followers:
                 follower.put(obj)
         return obj

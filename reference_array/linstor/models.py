@@ -38,6 +38,7 @@ import uuid
 
 from reference_array.core import model
 from reference_array.core import store
+from reference_array.core import views as stored_views
 from reference_array.linstor import views
 
 Dict = typing.Dict
@@ -300,8 +301,8 @@ KEY_FUNCTIONS = {m.KIND: (lambda m: lambda row: keys_of(m.from_row(row)))(m)
 # The views the store keeps of each definition (its wire views, with
 # and without its volumes), written with its row: a page of definitions
 # is their texts joined.
-VIEW_FUNCTIONS = {ResourceDefinition.KIND: lambda row: views.stored_views(
-    ResourceDefinition.from_row(row))}
+VIEW_FUNCTIONS = {ResourceDefinition.KIND: stored_views.Views(
+    ResourceDefinition, views.stored_views, views.FORM)}
 # Totals the store keeps: every stored kind's number of objects (the
 # total of a page).
 KEPT = tuple((m.KIND, store.COUNT) for m in STORED)

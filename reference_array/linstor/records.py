@@ -170,8 +170,9 @@ class Records(object):
                 obj['id'] = self.store.next_id(kind)
             elif kind == RDS:
                 before = self.store.get(kind, obj['id'])
-            self.store.put(kind, obj['id'], obj,
-                           keys=models.keys_of(self.typed(kind, obj)))
+            typed = self.typed(kind, obj)
+            self.store.put(kind, obj['id'], obj, keys=models.keys_of(typed),
+                           obj=typed)
             if kind == RDS:
                 self.usage.changed(before, obj)
         return obj

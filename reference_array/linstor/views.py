@@ -23,6 +23,9 @@ so that a page of definitions is its stored texts joined.
 # The names of a definition's stored views (``store.page_text``).
 PLAIN = 'rd'
 WITH_VDS = 'rd+vds'
+# How this module writes a definition's views: a change here moves it, so
+# that the views stored before are written again (``core/views.py``).
+FORM = 1
 
 
 def _layer_data(rd):

@@ -18,12 +18,13 @@ presents from the decoded rows, through changes, rollbacks and a
 database written before the views.
 """
 
+import json
 import sqlite3
+from unittest import mock
 
 import testtools
 
 from reference_array.core import store as store_mod
-from reference_array.http import server as httpd
 from reference_array.k2 import models
 from reference_array.k2 import schema
 from reference_array.tests import test_k2_scale as scale
@@ -68,20 +69,25 @@ class K2PagesTestCase(testtools.TestCase):
         k2.engine.write(layer, 0, bytes(range(256)) * 256)
         k2.engine.flush()
 
-    def _raw(self, resource, query):
-        status, payload = self.k2.api.route('GET', PREFIX + '/' + resource,
-                                            list(query), None)
+    def _raw(self, resource, query, k2=None):
+        """The reply to a search, decoded, and whether it was sent from
+        the stored views: no object presented from its row.
+        """
+        api = (k2 or self.k2).api
+        with mock.patch.object(api.backend, 'list',
+                               wraps=api.backend.list) as rows:
+            status, payload = api.route('GET', PREFIX + '/' + resource,
+                                        list(query), None)
         self.assertEqual(200, status)
-        return payload
+        return json.loads(payload.text), not rows.called
 
     def _compare(self, resource):
         for window in WINDOWS:
-            sent = self._raw(resource, window)
-            self.assertIsInstance(sent, httpd.JSONText, resource)
-            decoded = self._raw(resource, window + [EVERY])
-            self.assertIsInstance(decoded, dict, resource)
-            self.assertEqual(decoded, self.k2.call('GET', resource, window),
-                             '%s %s' % (resource, window))
+            sent, from_views = self._raw(resource, window)
+            self.assertTrue(from_views, resource)
+            decoded, from_views = self._raw(resource, window + [EVERY])
+            self.assertFalse(from_views, resource)
+            self.assertEqual(decoded, sent, '%s %s' % (resource, window))
 
     def test_a_whole_kinds_page_is_what_its_objects_present(self):
         for resource in KINDS:
@@ -165,14 +171,32 @@ class K2PagesTestCase(testtools.TestCase):
         before, after = self._reopened(stale)
         self.assertEqual(before, after)
 
+    def test_views_a_store_without_them_left_behind_are_written_again(self):
+        path = self.k2.store.connection.execute(
+            'PRAGMA database_list').fetchone()[2]
+        kind = models.VolumeGroup.KIND
+        plain = store_mod.Store(path, key_functions=models.KEY_FUNCTIONS,
+                                kept=models.KEPT)
+        group = models.VolumeGroup.from_row(plain.get(kind, 2))
+        group.description = 'written without views'
+        plain.put(kind, 2, group.to_row())
+        plain.close()
+        reopened = store_mod.Store(path, key_functions=models.KEY_FUNCTIONS,
+                                   kept=models.KEPT,
+                                   views=models.VIEW_FUNCTIONS)
+        self.addCleanup(reopened.close)
+        texts = {r[0]: json.loads(r[1]) for r in reopened.page_views(
+            kind, models.WIRE, 0, None)}
+        self.assertEqual('written without views', texts[2]['description'])
+
     def test_a_store_without_views_answers_from_the_rows(self):
         # A dialect over a store that keeps no views (an export index's
         # test, an embedding) gets the same page, built from the rows.
         plain = self.useFixture(scale.InProcessK2(views=None))
         plain.fill(3)
-        sent = plain.api.route('GET', PREFIX + '/volume_groups',
-                               [('__limit', '0')], None)[1]
-        self.assertIsInstance(sent, dict)
+        sent, from_views = self._raw('volume_groups', [('__limit', '0')],
+                                     plain)
+        self.assertFalse(from_views)
         self.assertEqual(3, sent['total'])
         self.assertEqual([1, 1, 1], [g['volumes_count']
                                      for g in sent['hits']])
@@ -182,9 +206,9 @@ class K2PagesTestCase(testtools.TestCase):
             "DELETE FROM object_views WHERE kind = 'volumes' AND id = ?",
             (self.vol['id'],))
         with self.assertLogs('reference_array.k2.backend', 'WARNING'):
-            sent = self._raw('volumes', [('__limit', '0')])
-        self.assertIsInstance(sent, dict)
-        self.assertEqual(self._raw('volumes', [('__limit', '0'), EVERY]),
+            sent, from_views = self._raw('volumes', [('__limit', '0')])
+        self.assertFalse(from_views)
+        self.assertEqual(self._raw('volumes', [('__limit', '0'), EVERY])[0],
                          sent)
         self.assertIn(self.vol['id'], [v['id'] for v in sent['hits']])
 

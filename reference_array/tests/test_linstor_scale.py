@@ -293,6 +293,26 @@ class LinstorScaleTestCase(testtools.TestCase):
         self.assertEqual(store_mod.KEYED, db.execute(
             'PRAGMA user_version').fetchone()[0])
 
+    def test_definitions_views_are_written_again_when_their_form_changes(
+            self):
+        ls = self.ls
+        path = ls.store.connection.execute(
+            'PRAGMA database_list').fetchone()[2]
+        before = ls.backend.definitions.page_text(with_vds=True)
+        with ls.store.transaction():
+            # As if written before a field was added to their views.
+            ls.store.connection.execute(
+                "UPDATE object_views SET text = '{}'")
+            ls.store.connection.execute(
+                "UPDATE view_marks SET mark = 'earlier'")
+        reopened = store_mod.Store(path, key_functions=models.KEY_FUNCTIONS,
+                                   kept=models.KEPT,
+                                   views=models.VIEW_FUNCTIONS)
+        self.addCleanup(reopened.close)
+        ls.backend.definitions.store = reopened
+        self.assertEqual(before, ls.backend.definitions.page_text(
+            with_vds=True))
+
     def test_autoplace_does_the_same_work_at_any_size(self):
         found = []
         for size in (SMALL, LARGE):
