@@ -356,16 +356,18 @@ def _tgtd_stop(tgt):
     subprocess.run(['umount', tgt['mnt']], capture_output=True)
 
 
-def bench_scale_section(args, tmp):
+def _scale(run, args):
+    """``run``'s points on an array, beside a second array kept empty, on
+    which each call is timed in turn with the filled one: the time at 0
+    of the same moment.
+    """
     points = [int(n) for n in args.scale_points.split(',')]
-    # A second array, kept empty, on which each call is timed in turn
-    # with the filled one: the time at 0 of the same moment.
     array = Array()
     try:
         empty = Array()
         try:
-            return {'points': bench_scale.run(array, points,
-                                              args.fill_budget, empty=empty),
+            return {'points': run(array, points, args.fill_budget,
+                                  empty=empty),
                     'load': bench_fio.load()}
         finally:
             empty.stop()
@@ -373,15 +375,12 @@ def bench_scale_section(args, tmp):
         array.stop()
 
 
+def bench_scale_section(args, tmp):
+    return _scale(bench_scale.run, args)
+
+
 def bench_scale_linstor(args, tmp):
-    points = [int(n) for n in args.scale_points.split(',')]
-    array = Array()
-    try:
-        return {'points': bench_scale.run_linstor(array, points,
-                                                  args.fill_budget),
-                'load': bench_fio.load()}
-    finally:
-        array.stop()
+    return _scale(bench_scale.run_linstor, args)
 
 
 def bench_memory(args, tmp):

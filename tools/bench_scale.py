@@ -78,15 +78,68 @@ def _median_ms(fn, samples=SAMPLES, budget=SAMPLE_BUDGET,
     return median, len(times), statistics.median(other) * 1000
 
 
-class Population(object):
-    """Volumes on one array; ``empty``: a population on a second array
-    kept at none, each call timed there in turn with the same call here
-    (its ``_at0_ms`` figures: the time at 0 of the same moment).
+class Timed(object):
+    """The calls ``OPS`` timed on one array at its population (``count``
+    of ``NOUN``); ``empty``: the same on a second array kept at none,
+    each call timed there in turn with the same call here (its
+    ``_at0_ms`` figures: the time at 0 of the same moment).
     """
+
+    OPS = ()
+    NOUN = None
+
+    def _begin(self):
+        """Before a measurement's first call."""
+
+    def _before(self, op):
+        """Before the samples of ``op`` (not timed)."""
+
+    def _samples(self, op):
+        return SAMPLES
+
+    def _offers(self, op):
+        """Whether ``op`` can be timed here."""
+        return True
+
+    def _end(self):
+        """After a measurement's last call."""
+
+    def _undo(self):
+        """Back to none: what the calls timed made, deleted."""
+        raise NotImplementedError()
+
+    def measure(self):
+        out = {self.NOUN: self.count}
+        sides = [self] if self.empty is None else [self, self.empty]
+        for side in sides:
+            side._begin()
+        for op in self.OPS:
+            for side in sides:
+                side._before(op)
+            if not self._offers(op):
+                continue
+            figures = _median_ms(getattr(self, op),
+                                 samples=self._samples(op),
+                                 beside=self.empty and getattr(self.empty,
+                                                               op))
+            out[op + '_ms'], out[op + '_samples'] = figures[:2]
+            if self.empty is not None:
+                out[op + '_at0_ms'] = figures[2]
+        for side in sides:
+            side._end()
+        if self.empty is not None:
+            self.empty._undo()
+        out['rss_MiB'] = self.array.rss_mib()
+        return out
+
+
+class Population(Timed):
+    """Volumes on one array (see ``Timed``)."""
 
     # The page before the creates: the empty array's page is then of
     # none, as at 0.
     OPS = ('lookup', 'krest_lookup', 'page', 'create', 'attach')
+    NOUN = 'volumes'
 
     def __init__(self, array, empty=None):
         self.array = array
@@ -156,8 +209,14 @@ class Population(object):
             'volume': k2_client.ref('volumes', vol['id']),
             'host': k2_client.ref('hosts', self.host['id'])}))
 
+    def _begin(self):
+        self.made, self.mapped = [], []
+
+    def _samples(self, op):
+        # A mapping of each volume the creates made.
+        return len(self.made) if op == 'attach' else SAMPLES
+
     def _undo(self):
-        """Back to no volumes: what the calls timed made, deleted."""
         for mapping in self.mapped:
             self.k2.delete('mappings', mapping['id'])
         for vol in self.made:
@@ -165,22 +224,6 @@ class Population(object):
             self.k2.delete('volume_groups', int(
                 vol['volume_group']['ref'].rsplit('/', 1)[1]))
         self.made, self.mapped, self.volumes, self.count = [], [], [], 0
-
-    def measure(self):
-        out = {'volumes': self.count}
-        self.made, self.mapped = [], []
-        for op in self.OPS:
-            samples = len(self.made) if op == 'attach' else SAMPLES
-            figures = _median_ms(getattr(self, op), samples=samples,
-                                 beside=self.empty and getattr(self.empty,
-                                                               op))
-            out[op + '_ms'], out[op + '_samples'] = figures[:2]
-            if self.empty is not None:
-                out[op + '_at0_ms'] = figures[2]
-        if self.empty is not None:
-            self.empty._undo()
-        out['rss_MiB'] = self.array.rss_mib()
-        return out
 
 
 def _run(population, points, fill_budget, log, noun, line):
@@ -260,10 +303,16 @@ GROUP = 'scale-rg'
 VOLUME_KIB = 1024 * 1024
 
 
-class LinstorPopulation(object):
+class LinstorPopulation(Timed):
+    """Resource definitions on one array (see ``Timed``)."""
 
-    def __init__(self, array):
+    # As for K2: the page before the creates.
+    OPS = ('lookup', 'peer_lookup', 'page', 'create', 'place', 'stats')
+    NOUN = 'definitions'
+
+    def __init__(self, array, empty=None):
         self.array = array
+        self.empty = empty
         self.uri = array.info['linstor']
         self.rest = linstor_client.LinstorClient(
             [self.uri], verify=array.info.get('ca_cert') or True,
@@ -272,6 +321,8 @@ class LinstorPopulation(object):
         # Definitions on the array; the fill's names count apart (the
         # probes of each measurement are named apart).
         self.count = self.filled = 0
+        self.peer = None
+        self.made, self.unplaced = [], []
 
     def _python_linstor(self):
         """python-linstor, as Cinder's in-tree driver connects (None
@@ -299,56 +350,73 @@ class LinstorPopulation(object):
             self.filled += 1
         return self.count >= target
 
-    def measure(self):
-        name = ('fill-%06d' % (self.filled // 2) if self.filled
-                else 'absent')
-        out = {'definitions': self.count}
+    # -- the calls timed ---------------------------------------------------
+    def _begin(self):
+        self.name = ('fill-%06d' % (self.filled // 2) if self.filled
+                     else 'absent')
+        self.made, self.unplaced = [], []
+        self.peer = self._python_linstor()
 
-        def lookup():
-            self.rest.resource_definition(name)
-            if self.filled:
-                self.rest.volume_definitions(name)
-        out['lookup_ms'], out['lookup_samples'] = _median_ms(lookup)
-        peer = self._python_linstor()
-        if peer is not None:
-            try:
-                out['peer_lookup_ms'], out['peer_lookup_samples'] = \
-                    _median_ms(lambda: peer.resource_dfn_list(
-                        filter_by_resource_definitions=[name]))
-            finally:
-                peer.disconnect()
-        made = []
+    def _offers(self, op):
+        return op != 'peer_lookup' or self.peer is not None
 
-        def create():
-            made.append('probe-%06d-%d' % (self.count, len(made)))
-            self.add(made[-1])
-        out['create_ms'], out['create_samples'] = _median_ms(create)
+    def lookup(self):
+        self.rest.resource_definition(self.name)
+        try:
+            self.rest.volume_definitions(self.name)
+        except linstor_client.LinstorRefusal as e:
+            # At 0 there is no definition: the same two calls, refused.
+            if self.filled or not e.not_found():
+                raise
 
-        def page():
-            self.rest.get('/v1/resource-definitions', params={
-                'limit': 100, 'offset': self.count // 2})
-        out['page_ms'], out['page_samples'] = _median_ms(page)
-        unplaced = []
+    def peer_lookup(self):
+        self.peer.resource_dfn_list(
+            filter_by_resource_definitions=[self.name])
+
+    def page(self):
+        self.rest.get('/v1/resource-definitions', params={
+            'limit': 100, 'offset': self.count // 2})
+
+    def create(self):
+        self.made.append('probe-%06d-%d' % (self.count, len(self.made)))
+        self.add(self.made[-1])
+
+    def _before(self, op):
+        if op != 'place':
+            return
+        # Each autoplace's definition and volume, made beforehand.
         for n in range(SAMPLES):
-            unplaced.append('place-%06d-%d' % (self.count, n))
-            self.rest.create_resource_definition(unplaced[-1], GROUP)
+            self.unplaced.append('place-%06d-%d' % (self.count, n))
+            self.rest.create_resource_definition(self.unplaced[-1], GROUP)
             self.rest.call('POST', '/v1/resource-definitions/%s/volume-'
-                           'definitions' % unplaced[-1], {
+                           'definitions' % self.unplaced[-1], {
                                'volume_definition': {
                                    'size_kib': VOLUME_KIB}})
-        targets = iter(unplaced)
-        out['place_ms'], out['place_samples'] = _median_ms(
-            lambda: self.rest.autoplace(next(targets), {'place_count': 2}))
-        out['stats_ms'], out['stats_samples'] = _median_ms(
-            lambda: self.rest.query_size_info(GROUP))
-        self.count += len(unplaced)
-        out['rss_MiB'] = self.array.rss_mib()
-        return out
+        self._targets = iter(self.unplaced)
+
+    def place(self):
+        self.rest.autoplace(next(self._targets), {'place_count': 2})
+
+    def stats(self):
+        self.rest.query_size_info(GROUP)
+
+    def _end(self):
+        self.count += len(self.unplaced)
+        if self.peer is not None:
+            self.peer.disconnect()
+
+    def _undo(self):
+        for name in self.made + self.unplaced:
+            self.rest.delete_resource_definition(name)
+        self.made, self.unplaced, self.count = [], [], 0
 
 
-def run_linstor(array, points, fill_budget, log=print):
-    """LINSTOR measurements at each population of definitions."""
-    return _run(LinstorPopulation(array), points, fill_budget, log,
+def run_linstor(array, points, fill_budget, log=print, empty=None):
+    """LINSTOR measurements at each population of definitions; ``empty``:
+    as for ``run``.
+    """
+    at0 = LinstorPopulation(empty) if empty is not None else None
+    return _run(LinstorPopulation(array, at0), points, fill_budget, log,
                 'definitions', '  %(definitions)6d definitions: lookup '
                 '%(lookup_ms).1f ms, create %(create_ms).1f ms, page '
                 '%(page_ms).1f ms, place %(place_ms).1f ms, stats '
