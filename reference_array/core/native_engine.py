@@ -173,7 +173,7 @@ class NativeEngine(engine_mod.Engine):
                 self._settle()
             elif staged * self.chunk >= self._dirty_limit:
                 # The oldest few: a write never waits for a large batch.
-                self._settle(self._write_batch())
+                self._settle(self._next_batch(ready=True))
         self._count('write', len(data), started)
 
     def _stage(self, layer, offset, data):
@@ -186,17 +186,20 @@ class NativeEngine(engine_mod.Engine):
             if not self._native.staged or \
                     now - self._staged_at < older_than:
                 return
-            keys = self._native.staged_keys()
-        for start in range(0, len(keys), self._batch):
-            if start:
-                # Let waiting I/O take the lock (it is not fair).
-                time.sleep(engine_mod.PAUSE)
+            left = self._native.staged
+        # As many as are staged now, oldest first: what the connections
+        # stage meanwhile waits for the next look.
+        while left > 0:
             # Digests and compression without the lock (it takes it
             # only to copy the chunks and to hand the results over).
             self._native.prepare(self.lock, self._batch)
             with self.lock:
-                # Those stored meanwhile are passed over.
-                self._settle(keys[start:start + self._batch])
+                keys = self._next_batch()
+                self._settle(keys)
+            left -= max(len(keys), 1)
+            if left > 0 and keys:
+                # Let waiting I/O take the lock (it is not fair).
+                time.sleep(engine_mod.PAUSE)
         with self.lock:
             # What is still staged was written after ``now``.
             self._staged_at = now
@@ -263,13 +266,15 @@ class NativeEngine(engine_mod.Engine):
             # The batches make what is not made here.
             LOG.exception('preparing staged chunks ahead stopped')
 
-    def _write_batch(self):
-        """The keys a write that found the cache full stores before it is
-        answered: the oldest, but not those being prepared right now
-        (``prepare_ahead``): their records come, and a later batch
-        stores them as made instead of making them again in line.
+    def _next_batch(self, ready=False):
+        """The oldest staged keys a batch stores: ``SETTLE_BATCH`` at most,
+        ``SETTLE_PATCHED`` of them partly written. ``ready``: but not
+        those being prepared right now (``prepare_ahead``), for the batch
+        of a write that found the cache full: their records come, and a
+        later batch stores them as made instead of making them in line.
         """
-        return self._native.staged_keys(self._batch, True)
+        return self._native.staged_keys(self._batch, ready,
+                                        engine_mod.SETTLE_PATCHED)
 
     def _settle_some(self):
         """Store the oldest staged chunks (a connection's data path
@@ -278,7 +283,7 @@ class NativeEngine(engine_mod.Engine):
         with self.lock:
             if self._native.staged * self.chunk >= self._dirty_limit:
                 try:
-                    self._settle(self._write_batch())
+                    self._settle(self._next_batch(ready=True))
                 except engine_mod.NoSpace as e:
                     # The write was staged within the room granted; it
                     # stays staged, and the data paths hand the next

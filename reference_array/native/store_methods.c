@@ -177,12 +177,16 @@ static PyObject *Store_read_chunks(Store *s, PyObject *args)
  * records come, and the next batch stores them as made). */
 static PyObject *Store_staged_keys(Store *s, PyObject *args)
 {
-    Py_ssize_t limit = -1;
+    Py_ssize_t limit = -1, patched = -1;
     int ready = 0;
-    if (!PyArg_ParseTuple(args, "|np", &limit, &ready))
+    if (!PyArg_ParseTuple(args, "|npn", &limit, &ready, &patched))
         return NULL;
     PyObject *out = PyList_New(0);
     for (Staged *e = s->staged.head; out && e && limit; e = e->next) {
+        /* A partly written chunk is read and patched under the lock: at
+         * most ``patched`` of them. */
+        if (e->kind == STAGED_PATCH && patched >= 0 && !patched--)
+            break;
         /* A held one counts toward ``limit``: the batch is the oldest
          * ``limit`` but those, as its preparation saw them. */
         if (ready && e->taken) {
@@ -485,8 +489,9 @@ PyMethodDef NativeStoreMethods[] = {
     {"read_chunks", (PyCFunction)Store_read_chunks, METH_VARARGS,
      "read_chunks(chain, idxs) -> [whole chunk or None for zeros]."},
     {"staged_keys", (PyCFunction)Store_staged_keys, METH_VARARGS,
-     "staged_keys(limit=-1, ready=False) -> [(layer, idx)], oldest "
-     "first; with ``ready``, none being prepared."},
+     "staged_keys(limit=-1, ready=False, patched=-1) -> [(layer, idx)],\n"
+     "oldest first; with ``ready``, none being prepared; up to the\n"
+     "first partly written chunk past ``patched`` of them."},
     {"settle", (PyCFunction)Store_settle, METH_VARARGS,
      "settle(keys or None, info, segments) -> [(seg, size)] freed.\n\n"
      "Store staged chunks in the open transaction; info(layer) gives\n"
