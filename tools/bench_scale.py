@@ -116,7 +116,7 @@ class Timed(object):
         for op in self.OPS:
             for side in sides:
                 side._before(op)
-            if not self._offers(op):
+            if not all(side._offers(op) for side in sides):
                 continue
             figures = _median_ms(getattr(self, op),
                                  samples=self._samples(op),

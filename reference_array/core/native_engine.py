@@ -187,17 +187,20 @@ class NativeEngine(engine_mod.Engine):
                     now - self._staged_at < older_than:
                 return
             left = self._native.staged
-        # As many as are staged now, oldest first: what the connections
-        # stage meanwhile waits for the next look.
+        # As many as are staged now, oldest first (a chunk written again
+        # keeps its place): what the connections stage meanwhile waits
+        # for the next look, unless others stored the oldest meanwhile.
         while left > 0:
             # Digests and compression without the lock (it takes it
             # only to copy the chunks and to hand the results over).
             self._native.prepare(self.lock, self._batch)
             with self.lock:
                 keys = self._next_batch()
+                if not keys:
+                    break
                 self._settle(keys)
-            left -= max(len(keys), 1)
-            if left > 0 and keys:
+            left -= len(keys)
+            if left > 0:
                 # Let waiting I/O take the lock (it is not fair).
                 time.sleep(engine_mod.PAUSE)
         with self.lock:

@@ -180,9 +180,8 @@ class Store(object):
         pairs, for kinds whose keys their model says (default
         ``keys_of``); ``kept``: the (kind, field) totals to keep, a
         keyed integer field's sum, or with ``COUNT`` as the field the
-        number of objects of the kind; ``views``: kind -> ``views.Views``
-        (or a function(row) -> {name: view}, never written again), the
-        views kept of each object of the kind (as JSON text, see
+        number of objects of the kind; ``views``: kind -> ``views.Views``,
+        the views kept of each object of the kind (as JSON text, see
         ``page_text``).
         """
         self._key_functions = dict(key_functions or {})

@@ -83,8 +83,8 @@ class Views(object):
 
 def put(db, views, kind, obj_id, row, obj=None):
     """Write the views of the object ``obj_id`` of ``kind`` (``row``; or
-    ``obj``, the decoded object, when the caller has it): ``views`` is
-    the kind's ``Views`` or function(row) -> {name: view}.
+    ``obj``, the decoded object, when the caller has it) that ``views``,
+    the kind's ``Views``, makes.
     """
     drop(db, kind, obj_id)
     found = views(row) if obj is None else views.of(obj)
@@ -99,9 +99,8 @@ def drop(db, kind, obj_id):
 
 
 def marks(functions):
-    """kind -> the ``mark`` of its views, where they have one."""
-    return {kind: views.mark for kind, views in functions.items()
-            if getattr(views, 'mark', None) is not None}
+    """kind -> the ``mark`` of its views."""
+    return {kind: views.mark for kind, views in functions.items()}
 
 
 def record(db, functions):

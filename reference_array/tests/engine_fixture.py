@@ -40,6 +40,14 @@ def open_engine(test, **kwargs):
                                                                **kwargs)
 
 
+def stored(engine, data):
+    """A new layer of ``engine`` holding ``data``, stored (flushed)."""
+    vol = engine.new_layer()
+    engine.write(vol, 0, data)
+    engine.flush()
+    return vol
+
+
 class EngineTestCase(testtools.TestCase):
     """A new engine (``engine_class``) over a new store."""
 

@@ -46,11 +46,8 @@ class BatchShapeTestCase(engine_fixture.EngineTestCase):
 
     def _stored(self, count):
         """A layer of ``count`` stored chunks, and its data."""
-        vol = self.engine.new_layer()
         data = test_ingest_shape.mixed(self.engine.chunk, count)
-        self.engine.write(vol, 0, data)
-        self.engine.flush()
-        return vol, bytearray(data)
+        return engine_fixture.stored(self.engine, data), bytearray(data)
 
     def _patch_each(self, vol, data, count):
         """One 4 KiB slot of each of ``count`` stored chunks written."""
@@ -68,6 +65,27 @@ class BatchShapeTestCase(engine_fixture.EngineTestCase):
         sizes = self._batches()
         self.engine.settle()
         self.assertEqual([engine_mod.SETTLE_PATCHED] * 3 + [5], sizes)
+        self.engine.drop_cache()
+        self.assertEqual(bytes(data), self.engine.read(vol, 0, len(data)))
+
+    def test_the_main_loop_stops_once_others_stored_what_it_would(self):
+        # A flush, a REST transaction or a connection's batch may store
+        # the oldest chunks while the main loop stores them too: it then
+        # stops, not looking once for each chunk it meant to store.
+        count = engine_mod.SETTLE_PATCHED * 3
+        vol, data = self._stored(count)
+        self._patch_each(vol, data, count)
+        looks = []
+        next_batch = self.engine._next_batch
+
+        def stored_meanwhile(ready=False):
+            looks.append(ready)
+            if len(looks) == 2:
+                self.engine._settle()
+            return next_batch(ready)
+        self.engine._next_batch = stored_meanwhile
+        self.engine.settle()
+        self.assertEqual(2, len(looks))
         self.engine.drop_cache()
         self.assertEqual(bytes(data), self.engine.read(vol, 0, len(data)))
 

@@ -18,6 +18,7 @@ in a database written before the block counts, walking fewer than a
 block of ids to get there.
 """
 
+import dataclasses
 import json
 import os
 import sqlite3
@@ -25,12 +26,28 @@ import sqlite3
 import fixtures
 import testtools
 
+from reference_array.core import model
 from reference_array.core import pages
 from reference_array.core import store as store_mod
+from reference_array.core import views
 from reference_array.tests import costs
 
-VIEWS = {'things': lambda row: {'wire': {'id': row['id']}},
-         'others': lambda row: {'wire': {'id': row['id']}}}
+
+@dataclasses.dataclass(kw_only=True, slots=True)
+class Thing(model.Model):
+    KIND = 'things'
+
+
+@dataclasses.dataclass(kw_only=True, slots=True)
+class Other(model.Model):
+    KIND = 'others'
+
+
+def _wire(obj):
+    return {'wire': {'id': obj.id}}
+
+
+VIEWS = {m.KIND: views.Views(m, _wire, 1) for m in (Thing, Other)}
 OBJECTS = 3 * pages.BLOCK + 40
 
 

@@ -73,10 +73,8 @@ class SmallWriteShapeTestCase(engine_fixture.EngineTestCase):
             self.engine.write(vol, i * chunk + 4096, data(i))
 
     def _filled(self):
-        vol = self.engine.new_layer()
-        self.engine.write(vol, 0, os.urandom(CHUNKS * self.engine.chunk))
-        self.engine.flush()
-        return vol
+        return engine_fixture.stored(
+            self.engine, os.urandom(CHUNKS * self.engine.chunk))
 
     def _data_statements(self, seen):
         return sum(count for sql, count in seen.items()
