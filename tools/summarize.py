@@ -14,8 +14,9 @@
 
 """Count test results from the subunit streams and check files of a run.
 
-Prints one line per suite, then the id of every failed test, and ends
-with ``N passed, N failed, N skipped``. Exits non-zero when anything
+Prints one line per suite, then the id of every failed test with the
+last line of its traceback (a run's log may be all a reader has), and
+ends with ``N passed, N failed, N skipped``. Exits non-zero when anything
 failed or a suite produced no result.
 """
 
@@ -27,13 +28,33 @@ import subunit
 import testtools
 
 
+# Of a failure's reason, at most this many characters on its line.
+REASON_CHARS = 300
+
+
+def reason(traceback):
+    """The last non-empty line of a traceback, shortened."""
+    lines = [line.strip() for line in traceback.splitlines() if line.strip()]
+    if not lines:
+        return ''
+    last = lines[-1]
+    return last if len(last) <= REASON_CHARS else \
+        last[:REASON_CHARS - 3] + '...'
+
+
 def count(path, failed):
-    """Totals of one stream; the ids of its failed tests go to ``failed``."""
+    """Totals of one stream; (id, reason) of its failed tests go to
+    ``failed``.
+    """
     totals = collections.Counter()
+    tracebacks = collections.defaultdict(bytes)
 
     class Collector(testtools.StreamResult):
 
-        def status(self, test_id=None, test_status=None, **kwargs):
+        def status(self, test_id=None, test_status=None, file_name=None,
+                   file_bytes=None, **kwargs):
+            if file_name == 'traceback' and file_bytes:
+                tracebacks[test_id] += file_bytes
             if test_status in ('success', 'xfail'):
                 totals['passed'] += 1
             elif test_status in ('fail', 'uxsuccess'):
@@ -49,6 +70,8 @@ def count(path, failed):
         result.startTestRun()
         case.run(result)
         result.stopTestRun()
+    failed[:] = [(test, reason(tracebacks[test].decode('utf-8', 'replace')))
+                 for test in failed]
     return totals
 
 
@@ -62,7 +85,8 @@ def main(results_dir):
         if ext == '.subunit':
             suite_failed = []
             totals = count(path, suite_failed)
-            failed.extend('%s: %s' % (suite, test) for test in suite_failed)
+            failed.extend('%s: %s%s' % (suite, test, ': ' + why if why else '')
+                          for test, why in suite_failed)
             if not sum(totals.values()):
                 print('%s: no test ran' % suite)
                 ok = False

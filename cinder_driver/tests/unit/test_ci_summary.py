@@ -27,10 +27,16 @@ import testtools
 from tools import summarize
 
 
-def stream(results):
+def stream(results, tracebacks=None):
     out = io.BytesIO()
     writer = subunit.StreamResultToBytes(out)
     for test_id, status in results:
+        text = (tracebacks or {}).get(test_id)
+        if text:
+            # As testtools sends a failure's details: before its status.
+            writer.status(test_id=test_id, file_name='traceback',
+                          file_bytes=text.encode(), eof=True,
+                          mime_type='text/plain; charset=utf8')
         writer.status(test_id=test_id, test_status=status)
     return out.getvalue()
 
@@ -64,6 +70,20 @@ class SummaryTestCase(testtools.TestCase):
                           '2 passed, 2 failed, 1 skipped'], lines[-3:])
         self.assertIn('functional:          1 passed, 1 failed, 1 skipped',
                       lines)
+
+    def test_a_failure_carries_the_last_line_of_its_traceback(self):
+        long = 'x' * 1000
+        self.write('functional.subunit', stream(
+            [('t.a', 'fail'), ('t.b', 'fail')],
+            {'t.a': 'Traceback (most recent call last):\n  File "t.py"\n'
+                    'AttachError: no free loop device\n\n',
+             't.b': 'ValueError: ' + long}))
+        _status, lines = self.summarize()
+        self.assertEqual('FAILED functional: t.a: AttachError: no free loop '
+                         'device', lines[-3])
+        self.assertEqual(summarize.REASON_CHARS,
+                         len(lines[-2]) - len('FAILED functional: t.b: '))
+        self.assertTrue(lines[-2].endswith('x...'))
 
     def test_a_green_run_names_nothing(self):
         self.write('py3.subunit', stream([('u.a', 'success')]))
