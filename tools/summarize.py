@@ -47,6 +47,7 @@ def count(path, failed):
     ``failed``.
     """
     totals = collections.Counter()
+    ids = []
     tracebacks = collections.defaultdict(bytes)
 
     class Collector(testtools.StreamResult):
@@ -59,7 +60,7 @@ def count(path, failed):
                 totals['passed'] += 1
             elif test_status in ('fail', 'uxsuccess'):
                 totals['failed'] += 1
-                failed.append(test_id)
+                ids.append(test_id)
             elif test_status == 'skip':
                 totals['skipped'] += 1
 
@@ -70,8 +71,8 @@ def count(path, failed):
         result.startTestRun()
         case.run(result)
         result.stopTestRun()
-    failed[:] = [(test, reason(tracebacks[test].decode('utf-8', 'replace')))
-                 for test in failed]
+    failed.extend((test, reason(tracebacks[test].decode('utf-8', 'replace')))
+                  for test in ids)
     return totals
 
 
