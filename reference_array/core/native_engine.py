@@ -155,6 +155,19 @@ class NativeEngine(engine_mod.Engine):
         self._since_check += grant
         self._native.room = grant
 
+    def _refill_room(self):
+        """A connection's data path used up its room: look at the
+        filesystem again as a write here would, and grant what is left
+        (a write that still finds too little comes here, which may
+        refuse it). Before, the write that found no room came here
+        itself, one in every ``ROOM_GRANT`` bytes, and waited for the
+        writes solicited beside it.
+        """
+        with self.lock:
+            self._revoke_room()
+            self._room(b'')
+            self._grant_room()
+
     def _revoke_room(self):
         """Take back what the data paths have not used of their room."""
         self._since_check = max(self._since_check - self._native.room, 0)

@@ -31,8 +31,10 @@
  *
  * Memory per connection is bounded: one command buffer of MAX_TRANSFER,
  * the input (a PDU at most MAX_SEGMENT of data), the replies waiting
- * (SEND_BATCH and one command's Data-In) and the PDUs held back while a
- * write's data is solicited (MAX_PENDING, MAX_PENDING_BYTES).
+ * (SEND_BATCH and one command's Data-In), the buffers of the writes whose
+ * data is solicited (SOLICITED_MAX, and SOLICITED_BYTES on all
+ * connections) and the PDUs held back meanwhile (MAX_PENDING,
+ * MAX_PENDING_BYTES).
  *
  * This file is the loop (``serve``) and the DataPath type; the commands
  * themselves are in path_read.c (READ, GET LBA STATUS) and path_write.c
@@ -45,7 +47,7 @@
 
 #include "path.h"
 
-static PathLun *find_lun(DataPath *p, const uint8_t *raw)
+PathLun *path_find_lun(DataPath *p, const uint8_t *raw)
 {
     int64_t number = (raw[0] & 0xc0) == 0x40 ?
         ((int64_t)(raw[0] & 0x3f) << 8 | raw[1]) : raw[1];
@@ -55,8 +57,7 @@ static PathLun *find_lun(DataPath *p, const uint8_t *raw)
     return NULL;
 }
 
-/* (LBA, blocks) of READ/WRITE (10) and (16); 0 for other opcodes. */
-static int rw_range(const uint8_t *cdb, uint64_t *lba, uint32_t *blocks)
+int path_rw_range(const uint8_t *cdb, uint64_t *lba, uint32_t *blocks)
 {
     switch (cdb[0]) {
     case 0x28:
@@ -73,6 +74,13 @@ static int rw_range(const uint8_t *cdb, uint64_t *lba, uint32_t *blocks)
     return 0;
 }
 
+/* A PDU the loop does not handle: the session's, or held back while
+ * writes' data is solicited. */
+static int not_ours(DataPath *p)
+{
+    return p->nsolicited ? path_hold(p) : STOP;
+}
+
 /* Handle the PDU at the start of the input if it is ours. */
 static int serve_one(DataPath *p, PyThreadState **ts)
 {
@@ -80,36 +88,42 @@ static int serve_one(DataPath *p, PyThreadState **ts)
         return FAILED;
     const uint8_t *h = p->in.buf + p->in.start;
     size_t dlen = (size_t)h[5] << 16 | (size_t)h[6] << 8 | h[7];
+    if (p->nsolicited && (h[0] & 0x3f) == OP_DATA_OUT)
+        return solicited_data(p, ts);
+    if (p->pending.end > p->pending.start || p->handback)
+        return path_hold(p);
     if ((h[0] & 0x7f) != OP_SCSI_COMMAND || h[4] || dlen > MAX_SEGMENT ||
             get32(h + 24) != p->exp_cmd_sn)
-        return STOP;
+        return not_ours(p);
     size_t len = pdu_length(h);
     if (path_fill(p, len) < 0)
         return FAILED;
     h = p->in.buf + p->in.start;
-    PathLun *lun = find_lun(p, h + 8);
+    PathLun *lun = path_find_lun(p, h + 8);
     if (!lun)
-        return STOP;
+        return not_ours(p);
     const uint8_t *cdb = h + 32;
     uint32_t edtl = get32(h + 20), blocks;
     uint64_t lba;
     if (cdb[0] == 0x9e && (cdb[1] & 0x1f) == 0x12 && !dlen &&
             (h[1] & F_READ))
-        return do_lba_status(p, h, lun);
+        return p->nsolicited ? path_hold(p) : do_lba_status(p, h, lun);
     /* No protection information, FUA (writes) or residuals here. */
-    if (!rw_range(cdb, &lba, &blocks) || !blocks || (cdb[1] & 0xe0) ||
+    if (!path_rw_range(cdb, &lba, &blocks) || !blocks || (cdb[1] & 0xe0) ||
             blocks > MAX_TRANSFER / SECTOR || edtl != blocks * SECTOR ||
             lba > (uint64_t)lun->blocks ||
             blocks > (uint64_t)lun->blocks - lba)   /* no wrap-around */
-        return STOP;
-    if (cdb[0] == 0x28 || cdb[0] == 0x88)
-        return (h[1] & F_READ) && !dlen ? do_read(p, h, lun, lba, blocks)
-            : STOP;
+        return not_ours(p);
+    if (cdb[0] == 0x28 || cdb[0] == 0x88) {
+        if (!(h[1] & F_READ) || dlen)
+            return not_ours(p);
+        return p->nsolicited ? path_hold(p) : do_read(p, h, lun, lba, blocks);
+    }
     if (!(h[1] & F_WRITE) || (cdb[1] & 0x08) || lun->read_only ||
             (dlen && !p->immediate_data) ||
             dlen > (p->first_burst < edtl ? p->first_burst : edtl))
-        return STOP;
-    return do_write(p, ts, h, lun, lba, blocks, len, dlen);
+        return not_ours(p);
+    return do_write(p, ts, h, blocks, len, dlen);
 }
 
 static PyObject *DataPath_serve(DataPath *p, PyObject *args)
@@ -127,10 +141,12 @@ static PyObject *DataPath_serve(DataPath *p, PyObject *args)
     if (rc < 0)
         return PyErr_NoMemory();
     p->stat_sn = stat_sn;
-    p->exp_cmd_sn = exp_cmd_sn;
+    /* Writes left after one went back to the session come after it. */
+    p->exp_cmd_sn = exp_cmd_sn + (uint32_t)p->nsolicited;
     int saved = 0;
     PyThreadState *ts = PyEval_SaveThread();
-    do {
+    rc = p->nsolicited ? solicited_finish(p, &ts) : HANDLED;
+    while (rc == HANDLED) {
         rc = serve_one(p, &ts);
         if (rc == HANDLED)
             p->stats[PS_COMMANDS]++;
@@ -138,7 +154,7 @@ static PyObject *DataPath_serve(DataPath *p, PyObject *args)
             p->stats[PS_STOPS]++;
         if (p->out.end > SEND_BATCH && rc != FAILED && path_flush(p) < 0)
             rc = FAILED;
-    } while (rc == HANDLED);
+    }
     if (rc != FAILED && path_flush(p) < 0)
         rc = FAILED;
     saved = errno;
@@ -165,7 +181,7 @@ static PyObject *DataPath_serve(DataPath *p, PyObject *args)
         Py_DECREF(collected);
         uint32_t bytes = 0, blocks = 0;
         uint64_t lba;
-        rw_range(p->data + MAX_TRANSFER + 32, &lba, &blocks);
+        path_rw_range(p->data + MAX_TRANSFER + 32, &lba, &blocks);
         bytes = blocks * SECTOR;
         collected = Py_BuildValue("(y#y#)", p->data + MAX_TRANSFER,
                                   (Py_ssize_t)BHS, p->data,
@@ -183,7 +199,8 @@ static const char *const stat_names[PS_COUNT] = {
     "commands", "writes", "collected", "collected_epoch", "collected_room",
     "collected_stage", "stops", "locks", "lock_waits", "lock_wait_ns",
     "input_waits", "input_wait_ns", "sends", "replies", "replies_held",
-    "settles", "settle_ns",
+    "settles", "settle_ns", "solicited", "solicited_peak",
+    "room_refills",
 };
 
 static PyObject *DataPath_stats(DataPath *p, PyObject *unused)
@@ -317,6 +334,7 @@ static int DataPath_init(DataPath *p, PyObject *args, PyObject *kw)
 static void DataPath_dealloc(DataPath *p)
 {
     free_luns(p);
+    solicited_free_all(p);
     free(p->in.buf);
     free(p->out.buf);
     free(p->pending.buf);

@@ -36,6 +36,10 @@
 #define MAX_PENDING_BYTES (CMD_WINDOW * 65536)
 /* Replies go out once this much waits. */
 #define SEND_BATCH 262144
+/* Writes whose data is solicited at once on a connection, and the bytes
+ * their buffers take on all connections together (path_write.c). */
+#define SOLICITED_MAX 8
+#define SOLICITED_BYTES ((size_t)64 << 20)
 
 typedef struct {
     int64_t number;
@@ -50,6 +54,15 @@ typedef struct {
     uint8_t *buf;
     size_t cap, start, end;
 } Bytes;
+
+/* A write whose data is solicited (R2T) while the loop goes on: its
+ * command, its data as it arrives, the burst asked for. */
+typedef struct {
+    uint8_t cmd[BHS];
+    uint8_t *data;
+    uint32_t bytes, got, end;   /* all of it; received; end of the burst */
+    uint32_t r2t_sn, data_sn;
+} Solicited;
 
 /* What a connection's loop did, by count (and the time some of it took):
  * what the shape tests and the array's log look at. */
@@ -71,6 +84,9 @@ enum {
     PS_REPLIES_HELD,        /* answers that waited for a later command */
     PS_SETTLES,             /* batches stored by this connection */
     PS_SETTLE_NS,
+    PS_SOLICITED,           /* writes whose data came with others' */
+    PS_SOLICITED_PEAK,      /*   ... the most at once */
+    PS_ROOM_REFILLS,        /* times the engine granted room again */
     PS_COUNT
 };
 
@@ -96,6 +112,9 @@ typedef struct {
     char error[160];            /* a protocol error: the session ends */
     uint64_t stats[PS_COUNT];
     size_t unsent;              /* answers waiting in ``out`` */
+    Solicited solicited[SOLICITED_MAX]; /* in command order */
+    size_t nsolicited;
+    int handback;               /* the first goes back to the session */
 } DataPath;
 
 extern PyTypeObject NativeDataPathType;
@@ -126,14 +145,26 @@ static inline int64_t now_ns(void)
     return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
+/* path.c: the LUN a command names (NULL: not one the session gave), and
+ * the range of READ/WRITE (10) and (16) (0 for other opcodes). */
+PathLun *path_find_lun(DataPath *p, const uint8_t *raw);
+int path_rw_range(const uint8_t *cdb, uint64_t *lba, uint32_t *blocks);
+
 /* path_read.c: commands answered with Data-In */
 int do_read(DataPath *p, const uint8_t *cmd, PathLun *lun, uint64_t lba,
             uint32_t blocks);
 int do_lba_status(DataPath *p, const uint8_t *cmd, PathLun *lun);
 /* path_write.c: WRITE, its data solicited as needed */
 int do_write(DataPath *p, PyThreadState **ts, const uint8_t *bhs,
-             PathLun *lun, uint64_t lba, uint32_t blocks, size_t len,
-             size_t dlen);
+             uint32_t blocks, size_t len, size_t dlen);
+/* While writes' data is solicited: a Data-Out for one of them, and any
+ * other PDU, held back until they are all staged. */
+int solicited_data(DataPath *p, PyThreadState **ts);
+int path_hold(DataPath *p);
+/* Stage the solicited writes whose data is all here, in command order;
+ * COLLECTED when the first goes back to the session. */
+int solicited_finish(DataPath *p, PyThreadState **ts);
+void solicited_free_all(DataPath *p);
 
 /* pdu.c: the wire */
 int bytes_reserve(Bytes *b, size_t more);

@@ -50,7 +50,8 @@ def write10(lba, blocks):
 
 
 @testtools.skipUnless(native.AVAILABLE, engine_fixture.NO_NATIVE)
-class ConnectionFlowTestCase(testtools.TestCase):
+class ConnectionHarness(testtools.TestCase):
+    """An engine, a connection's native loop and a raw initiator."""
 
     def setUp(self):
         super().setUp()
@@ -130,6 +131,9 @@ class ConnectionFlowTestCase(testtools.TestCase):
             self.assertEqual(0, reply.status)
             got += 1
 
+
+class ConnectionFlowTestCase(ConnectionHarness):
+
     def test_answers_go_out_before_the_connection_stores_a_batch(self):
         # Without the background store the cache fills and the write
         # that fills it stores the oldest chunks itself: the answers of
@@ -203,3 +207,22 @@ class ConnectionFlowTestCase(testtools.TestCase):
         self.engine.drop_cache()
         self.assertEqual(b''.join(written), self.engine.read(
             self.layer, 0, len(written) * chunk))
+
+    def test_a_connection_that_used_its_room_asks_the_engine_again(self):
+        # The room granted covers one 4k write: the next ones have the
+        # engine look at the filesystem and grant more (before: each
+        # went to the session, which ran it through the engine).
+        path = self.path()
+        self.engine._native.room = BLOCK
+        thread, result = self.serve(path)
+        written = [os.urandom(BLOCK) for _ in range(3)]
+        self.initiator.sendall(b''.join(
+            self.write(n * BLOCK // 512, data)
+            for n, data in enumerate(written)))
+        self.answers(3)
+        self.stop(thread, result)
+        stats = path.stats()
+        self.assertEqual((3, 0, 1), (stats['writes'], stats['collected'],
+                                     stats['room_refills']))
+        self.assertEqual(b''.join(written),
+                         self.engine.read(self.layer, 0, 3 * BLOCK))
