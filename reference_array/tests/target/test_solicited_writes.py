@@ -111,14 +111,21 @@ class SolicitedWritesTestCase(test_connection_flow.ConnectionHarness):
             self.inbox += self.initiator.recv(1 << 20)
         return out
 
+    def writes(self, count):
+        """The loop serving, and ``count`` writes of unique data sent,
+        each with its first 4 KiB: (path, thread, result, data, ITTs).
+        """
+        path = self.path()
+        thread, result = self.serve(path)
+        written = [os.urandom(WRITE) for _ in range(count)]
+        itts = [self.command(n * WRITE // 512, data)
+                for n, data in enumerate(written)]
+        return path, thread, result, written, itts
+
     def test_writes_have_their_data_solicited_at_once(self):
         # Before, the loop asked for one write's data and waited for it
         # before it read the next command: a round trip per burst.
-        path = self.path()
-        thread, result = self.serve(path)
-        written = [os.urandom(WRITE) for _ in range(3)]
-        itts = [self.command(n * WRITE // 512, data)
-                for n, data in enumerate(written)]
+        path, thread, result, written, itts = self.writes(3)
         r2ts = self.pdus(wait=2.0)
         self.assertEqual([(Op.R2T, itt, IMMEDIATE, WRITE - IMMEDIATE)
                           for itt in itts],
@@ -141,11 +148,7 @@ class SolicitedWritesTestCase(test_connection_flow.ConnectionHarness):
                          self.engine.read(self.layer, 0, 3 * WRITE))
 
     def test_at_most_eight_are_solicited_then_the_rest_waits(self):
-        path = self.path()
-        thread, result = self.serve(path)
-        written = [os.urandom(WRITE) for _ in range(SOLICITED_MAX + 2)]
-        itts = [self.command(n * WRITE // 512, data)
-                for n, data in enumerate(written)]
+        path, thread, result, written, itts = self.writes(SOLICITED_MAX + 2)
         r2ts = self.pdus(wait=2.0)
         # The last two wait, held back, with no buffer of their own.
         self.assertEqual(itts[:SOLICITED_MAX], [r.itt for r in r2ts])
@@ -190,11 +193,7 @@ class SolicitedWritesTestCase(test_connection_flow.ConnectionHarness):
         # What the session resolved changed while their data came: each
         # write goes back to the session with its data and its own
         # CmdSN, once no write waits for data here.
-        path = self.path()
-        thread, result = self.serve(path)
-        written = [os.urandom(WRITE) for _ in range(2)]
-        itts = [self.command(n * WRITE // 512, data)
-                for n, data in enumerate(written)]
+        path, thread, result, written, itts = self.writes(2)
         r2ts = self.pdus(2)
         with self.engine.lock:
             self.engine._native.bump_epoch()
