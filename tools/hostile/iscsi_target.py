@@ -211,3 +211,30 @@ def probe_iscsi_hold(res):
                 str(answers))
         res.add('iscsi-hold', 'writes answered', str(answers),
                 'R2T up to the budget, then BUSY', 'status 0x08' in answers)
+        # The native data path solicits several 1 MiB writes at once,
+        # each into a buffer of its own: 16 connections announce eight
+        # each and send no data. Beyond the buffers all connections share
+        # (64 MiB), a connection solicits one write at a time into its
+        # own buffer.
+        r2ts = 0
+        peers = []
+        try:
+            for n in range(16):
+                ini = initiator.RawInitiator(arr.portal, name, timeout=30)
+                peers.append(ini)
+                if ini.login(arr.info['iqn']):
+                    continue
+                for k in range(8):
+                    ini.write16((n * 8 + k) * 2048, 2048, MiB, lun=lun)
+                ini.sock.settimeout(0.5)
+                while True:
+                    reply = ini.recv()
+                    if reply is None or \
+                            reply[0][0] & 0x3f != initiator.OP_R2T:
+                        break
+                    r2ts += 1
+        finally:
+            for ini in peers:
+                ini.close()
+        res.add('iscsi-hold', 'R2Ts for 16 x 8 held 1 MiB writes', r2ts,
+                '<= 64 + 16', r2ts <= 64 + 16)
