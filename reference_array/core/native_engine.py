@@ -159,12 +159,13 @@ class NativeEngine(engine_mod.Engine):
         """A connection's data path used up its room: look at the
         filesystem again as a write here would, and grant what is left
         (a write that still finds too little comes here, which may
-        refuse it). Before, the write that found no room came here
-        itself, one in every ``ROOM_GRANT`` bytes, and waited for the
-        writes solicited beside it.
+        refuse it), so that the data path need not hand a write to the
+        session only to have room granted again.
         """
         with self.lock:
             self._revoke_room()
+            # Nothing to admit: only ``_room``'s look at the filesystem,
+            # when one is due.
             self._room(b'')
             self._grant_room()
 

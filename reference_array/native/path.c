@@ -74,7 +74,7 @@ int path_rw_range(const uint8_t *cdb, uint64_t *lba, uint32_t *blocks)
     return 0;
 }
 
-/* A PDU the loop does not handle: the session's, or held back while
+/* A write the loop does not take: the session's, or held back while
  * writes' data is solicited. */
 static int not_ours(DataPath *p)
 {
@@ -90,7 +90,12 @@ static int serve_one(DataPath *p, PyThreadState **ts)
     size_t dlen = (size_t)h[5] << 16 | (size_t)h[6] << 8 | h[7];
     if (p->nsolicited && (h[0] & 0x3f) == OP_DATA_OUT)
         return solicited_data(p, ts);
-    if (p->pending.end > p->pending.start || p->handback)
+    /* While writes' data is solicited, only their Data-Out and further
+     * WRITEs are taken; anything else, and everything after it, waits
+     * until they are staged. */
+    if (p->pending.end > p->pending.start || p->handback ||
+            (p->nsolicited && ((h[0] & 0x7f) != OP_SCSI_COMMAND ||
+                               (h[32] != 0x2a && h[32] != 0x8a))))
         return path_hold(p);
     if ((h[0] & 0x7f) != OP_SCSI_COMMAND || h[4] || dlen > MAX_SEGMENT ||
             get32(h + 24) != p->exp_cmd_sn)
@@ -107,18 +112,16 @@ static int serve_one(DataPath *p, PyThreadState **ts)
     uint64_t lba;
     if (cdb[0] == 0x9e && (cdb[1] & 0x1f) == 0x12 && !dlen &&
             (h[1] & F_READ))
-        return p->nsolicited ? path_hold(p) : do_lba_status(p, h, lun);
+        return do_lba_status(p, h, lun);
     /* No protection information, FUA (writes) or residuals here. */
     if (!path_rw_range(cdb, &lba, &blocks) || !blocks || (cdb[1] & 0xe0) ||
             blocks > MAX_TRANSFER / SECTOR || edtl != blocks * SECTOR ||
             lba > (uint64_t)lun->blocks ||
             blocks > (uint64_t)lun->blocks - lba)   /* no wrap-around */
         return not_ours(p);
-    if (cdb[0] == 0x28 || cdb[0] == 0x88) {
-        if (!(h[1] & F_READ) || dlen)
-            return not_ours(p);
-        return p->nsolicited ? path_hold(p) : do_read(p, h, lun, lba, blocks);
-    }
+    if (cdb[0] == 0x28 || cdb[0] == 0x88)
+        return (h[1] & F_READ) && !dlen ? do_read(p, h, lun, lba, blocks)
+            : not_ours(p);
     if (!(h[1] & F_WRITE) || (cdb[1] & 0x08) || lun->read_only ||
             (dlen && !p->immediate_data) ||
             dlen > (p->first_burst < edtl ? p->first_burst : edtl))

@@ -84,7 +84,7 @@ enum {
     PS_REPLIES_HELD,        /* answers that waited for a later command */
     PS_SETTLES,             /* batches stored by this connection */
     PS_SETTLE_NS,
-    PS_SOLICITED,           /* writes whose data came with others' */
+    PS_SOLICITED,           /* writes solicited while the loop went on */
     PS_SOLICITED_PEAK,      /*   ... the most at once */
     PS_ROOM_REFILLS,        /* times the engine granted room again */
     PS_COUNT

@@ -67,16 +67,26 @@ static int hold(DataPath *p, size_t len)
     return HANDLED;
 }
 
+/* The length of the PDU at the start of the input, whole in the buffer
+ * (0 on failure). */
+static size_t whole_pdu(DataPath *p, size_t *dlen)
+{
+    if (path_fill(p, BHS) < 0)
+        return 0;
+    const uint8_t *d = p->in.buf + p->in.start;
+    *dlen = (size_t)d[5] << 16 | (size_t)d[6] << 8 | d[7];
+    if (*dlen > MAX_SEGMENT) {
+        protocol_error(p, "data segment too long");
+        return 0;
+    }
+    size_t len = pdu_length(d);
+    return path_fill(p, len) < 0 ? 0 : len;
+}
+
 int path_hold(DataPath *p)
 {
-    const uint8_t *h = p->in.buf + p->in.start;
-    size_t dlen = (size_t)h[5] << 16 | (size_t)h[6] << 8 | h[7];
-    if (dlen > MAX_SEGMENT)
-        return protocol_error(p, "data segment too long");
-    size_t len = pdu_length(h);
-    if (path_fill(p, len) < 0)
-        return FAILED;
-    return hold(p, len);
+    size_t dlen, len = whole_pdu(p, &dlen);
+    return len ? hold(p, len) : FAILED;
 }
 
 /* PDUs held back go before what is still unread. */
@@ -138,22 +148,6 @@ static int accept_data(DataPath *p, Solicited *t, size_t len, size_t dlen)
         return send_r2t(p, t);
     }
     return HANDLED;
-}
-
-/* The length of the PDU at the start of the input, whole in the buffer
- * (0 on failure). */
-static size_t whole_pdu(DataPath *p, size_t *dlen)
-{
-    if (path_fill(p, BHS) < 0)
-        return 0;
-    const uint8_t *d = p->in.buf + p->in.start;
-    *dlen = (size_t)d[5] << 16 | (size_t)d[6] << 8 | d[7];
-    if (*dlen > MAX_SEGMENT) {
-        protocol_error(p, "data segment too long");
-        return 0;
-    }
-    size_t len = pdu_length(d);
-    return path_fill(p, len) < 0 ? 0 : len;
 }
 
 /* Solicit and receive the rest of ``t`` alone: PDUs of other tasks that
@@ -387,20 +381,16 @@ int do_write(DataPath *p, PyThreadState **ts, const uint8_t *bhs,
     }
     if (p->nsolicited)
         return hold(p, len);
-    uint8_t cmd[BHS];
-    memcpy(cmd, bhs, BHS);
+    /* Alone, into the connection's own buffer. */
+    Solicited t = {.data = p->data, .bytes = bytes, .got = (uint32_t)dlen};
+    memcpy(t.cmd, bhs, BHS);
     memcpy(p->data, bhs + BHS, dlen);
     p->in.start += len;
     p->exp_cmd_sn++;
-    if (dlen < bytes) {
-        Solicited t = {.data = p->data, .bytes = bytes,
-                       .got = (uint32_t)dlen};
-        memcpy(t.cmd, cmd, BHS);
-        if (collect(p, &t) == FAILED)
-            return FAILED;
-    }
+    if (dlen < bytes && collect(p, &t) == FAILED)
+        return FAILED;
     if (release_pending(p) < 0)
         return FAILED;
-    int why = 0, rc = stage(p, ts, cmd, p->data, &why);
-    return rc == COLLECTED ? collected(p, cmd, why) : rc;
+    int why = 0, rc = stage(p, ts, t.cmd, p->data, &why);
+    return rc == COLLECTED ? collected(p, t.cmd, why) : rc;
 }

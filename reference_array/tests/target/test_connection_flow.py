@@ -95,19 +95,26 @@ class ConnectionHarness(testtools.TestCase):
         self.addCleanup(thread.join, 30)
         return thread, result
 
-    def write(self, lba, data=None):
-        data = os.urandom(BLOCK) if data is None else data
+    def scsi(self, cdb, flags, length, data=b''):
+        """A SCSI Command PDU with the next ITT and CmdSN, moving
+        ``length`` bytes (``data``: those sent with it).
+        """
         pdu = pdus.PDU(data=data)
         pdu.opcode = Op.SCSI_COMMAND
-        pdu.flags = pdus.FINAL | pdus.WRITE
+        pdu.flags = pdus.FINAL | flags
         pdu.lun = bytes(8)
-        pdu.itt, pdu.expected_length, pdu.cmd_sn = self.itt, len(data), \
+        pdu.itt, pdu.expected_length, pdu.cmd_sn = self.itt, length, \
             self.cmd_sn
-        pdu.cdb = write10(lba, len(data) // 512)
+        pdu.cdb = cdb
         pdu.data_length = len(data)
         self.itt += 1
         self.cmd_sn += 1
         return pdu.to_bytes()
+
+    def write(self, lba, data=None):
+        data = os.urandom(BLOCK) if data is None else data
+        return self.scsi(write10(lba, len(data) // 512), pdus.WRITE,
+                         len(data), data)
 
     def stop(self, thread, result):
         """A logout request: the loop hands it to the session."""

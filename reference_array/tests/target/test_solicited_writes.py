@@ -35,6 +35,8 @@ KIB = 1024
 WRITE = 64 * KIB
 IMMEDIATE = 4 * KIB
 SOLICITED_MAX = 8
+# The task attribute initiators send.
+SIMPLE = 1
 
 
 def read10(lba, blocks):
@@ -47,33 +49,18 @@ class SolicitedWritesTestCase(test_connection_flow.ConnectionHarness):
         super().setUp()
         self.inbox = b''
 
-    def command(self, lba, data, attr=1):
+    def command(self, lba, data):
         """A WRITE (10) of ``data`` with its first 4 KiB: its ITT."""
-        pdu = pdus.PDU(data=data[:IMMEDIATE])
-        pdu.opcode = Op.SCSI_COMMAND
-        pdu.flags = pdus.FINAL | pdus.WRITE | attr
-        pdu.lun = bytes(8)
-        pdu.itt, pdu.expected_length, pdu.cmd_sn = self.itt, len(data), \
-            self.cmd_sn
-        pdu.cdb = test_connection_flow.write10(lba, len(data) // 512)
-        pdu.data_length = IMMEDIATE
-        self.initiator.sendall(pdu.to_bytes())
-        self.itt += 1
-        self.cmd_sn += 1
-        return pdu.itt
+        self.initiator.sendall(self.scsi(
+            test_connection_flow.write10(lba, len(data) // 512),
+            pdus.WRITE | SIMPLE, len(data), data[:IMMEDIATE]))
+        return self.itt - 1
 
     def read(self, lba, length):
-        pdu = pdus.PDU()
-        pdu.opcode = Op.SCSI_COMMAND
-        pdu.flags = pdus.FINAL | pdus.READ | 1
-        pdu.lun = bytes(8)
-        pdu.itt, pdu.expected_length, pdu.cmd_sn = self.itt, length, \
-            self.cmd_sn
-        pdu.cdb = read10(lba, length // 512)
-        self.initiator.sendall(pdu.to_bytes())
-        self.itt += 1
-        self.cmd_sn += 1
-        return pdu.itt
+        """A READ (10) of ``length`` bytes: its ITT."""
+        self.initiator.sendall(self.scsi(read10(lba, length // 512),
+                                         pdus.READ | SIMPLE, length))
+        return self.itt - 1
 
     def data_out(self, r2t, data):
         """The burst ``r2t`` asked for, from the write's ``data``."""
