@@ -286,8 +286,7 @@ fail:
     return NULL;
 }
 
-/* A segment record's header (RECORD_HEADER, store.h). */
-static void put_header(uint8_t *p, int64_t chunk, size_t len)
+void store_put_header(uint8_t *p, int64_t chunk, size_t len)
 {
     for (int k = 0; k < 8; k++)
         p[k] = (uint8_t)((uint64_t)chunk >> (8 * k));
@@ -295,8 +294,7 @@ static void put_header(uint8_t *p, int64_t chunk, size_t len)
         p[8 + k] = (uint8_t)((uint64_t)len >> (8 * k));
 }
 
-/* Room for ``n`` records in the store's pack buffer. */
-static int pack_room(Store *s, size_t n, size_t bound)
+int store_pack_room(Store *s, size_t n, size_t bound)
 {
     size_t want = n * (RECORD_HEADER + bound);
     if (want <= s->pack_cap)
@@ -309,9 +307,7 @@ static int pack_room(Store *s, size_t n, size_t bound)
     return 0;
 }
 
-/* The new records (``s->pack[0..used)``) to the end of a segment, in one
- * write (``append_packed``): the segment and offset of the first byte. */
-static int append_records(Store *s, PyObject *append_packed, size_t used,
+int store_append_records(Store *s, PyObject *append_packed, size_t used,
                           long long *seg, long long *start)
 {
     PyObject *view = PyMemoryView_FromMemory((char *)s->pack,
@@ -420,7 +416,7 @@ static int put_blocks(Store *s, LayerInfo *li, Staged **e, size_t m,
         rec[i] = 0;
         fresh++;
     }
-    if (pack_room(s, fresh, bound) < 0)
+    if (store_pack_room(s, fresh, bound) < 0)
         goto out;
     int failed = 0, shrank = 0;
     Packer packer = {s->cctx, s->level, s->chunk,
@@ -444,7 +440,7 @@ static int put_blocks(Store *s, LayerInfo *li, Staged **e, size_t m,
         }
         failed = ZSTD_isError(packed_len[i]);
         if (!failed) {
-            put_header(s->pack + used, chunk[i], packed_len[i]);
+            store_put_header(s->pack + used, chunk[i], packed_len[i]);
             used += RECORD_HEADER + packed_len[i];
         }
     }
@@ -455,7 +451,8 @@ static int put_blocks(Store *s, LayerInfo *li, Staged **e, size_t m,
     }
     /* The data goes to its segment before any row points at it. */
     long long seg = 0, start = 0;
-    if (used && append_records(s, append_packed, used, &seg, &start) < 0)
+    if (used &&
+            store_append_records(s, append_packed, used, &seg, &start) < 0)
         goto out;
     for (size_t i = 0; i < m; i++) {
         if (e[i]->kind != STAGED_WHOLE)
@@ -552,7 +549,7 @@ out:
 }
 
 PyObject *store_settle(Store *s, Staged **batch, size_t n, PyObject *info,
-                       PyObject *append, PyObject *append_packed)
+                       PyObject *append_packed)
 {
     Layers layers = {NULL, 0};
     PyObject *freed = PyList_New(0);
@@ -572,7 +569,7 @@ PyObject *store_settle(Store *s, Staged **batch, size_t n, PyObject *info,
                 (!batch[i]->logged && store_resolve(s, batch[i], base) < 0))
             goto fail;
     }
-    if (store_log_patches(s, batch, n, append, freed) < 0)
+    if (store_log_patches(s, batch, n, append_packed, freed) < 0)
         goto fail;
     /* What is left is stored whole. */
     size_t whole = 0;

@@ -156,8 +156,8 @@ int store_read_part(Store *s, const int64_t *chain, int n, int64_t idx,
 int store_drop_patches(Store *s, int64_t layer, int64_t idx,
                        PyObject *freed);
 int store_loggable(Store *s, const Staged *e, int64_t existing);
-int store_log_patches(Store *s, Staged **batch, size_t n, PyObject *append,
-                      PyObject *freed);
+int store_log_patches(Store *s, Staged **batch, size_t n,
+                      PyObject *append_packed, PyObject *freed);
 
 /* runs.c */
 int store_allocated_run(Store *s, const int64_t *chain, int n,
@@ -179,10 +179,17 @@ typedef struct {
  * length, or a zstd error code (``*shrank``: see settle.c). */
 size_t store_pack_chunk(const Packer *k, uint8_t *dst, size_t bound,
                         const uint8_t *src, int *shrank);
-/* ``append(records)`` (patch log records) and ``append_packed(blob)``
- * (whole chunks' records, laid out) of the engine's segments. */
+/* Records go to a segment laid out as it holds them, in the store's
+ * pack buffer: room for ``n`` of ``bound`` bytes each, a record's header
+ * (RECORD_HEADER), and ``s->pack[0..used)`` written with one call of
+ * the segments' ``append_packed(blob)`` (the segment and offset of its
+ * first byte). */
+int store_pack_room(Store *s, size_t n, size_t bound);
+void store_put_header(uint8_t *p, int64_t chunk, size_t len);
+int store_append_records(Store *s, PyObject *append_packed, size_t used,
+                         long long *seg, long long *start);
 PyObject *store_settle(Store *s, Staged **batch, size_t n, PyObject *info,
-                       PyObject *append, PyObject *append_packed);
+                       PyObject *append_packed);
 PyObject *store_unref(Store *s, int64_t *chunks, size_t n,
                       int64_t *logical);
 

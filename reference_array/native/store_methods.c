@@ -240,18 +240,14 @@ static PyObject *Store_settle(Store *s, PyObject *args)
         Py_DECREF(seq);
     }
     PyObject *freed = NULL;
-    PyObject *append = PyObject_GetAttrString(segments, "append");
-    PyObject *packed = append ?
-        PyObject_GetAttrString(segments, "append_packed") : NULL;
+    PyObject *packed = PyObject_GetAttrString(segments, "append_packed");
     if (!packed) {
-        Py_XDECREF(append);
         free(batch);
         return NULL;
     }
     ENTER(s);
-    freed = store_settle(s, batch, n, info, append, packed);
+    freed = store_settle(s, batch, n, info, packed);
     LEAVE(s);
-    Py_DECREF(append);
     Py_DECREF(packed);
     free(batch);
     if (!freed)
@@ -495,8 +491,8 @@ PyMethodDef NativeStoreMethods[] = {
     {"settle", (PyCFunction)Store_settle, METH_VARARGS,
      "settle(keys or None, info, segments) -> [(seg, size)] freed.\n\n"
      "Store staged chunks in the open transaction; info(layer) gives\n"
-     "(chain, dedup); segments.append(records) the (seg, off) of each\n"
-     "record, segments.append_packed(blob) the (seg, off) of the blob."},
+     "(chain, dedup); segments.append_packed(blob) the (seg, off) of\n"
+     "the blob of the new records, laid out as the segment holds them."},
     {"prepare", (PyCFunction)Store_prepare, METH_VARARGS,
      "prepare(lock, limit, most=0) -> chunks prepared: digest and\n"
      "compress the whole chunks among the oldest ``limit`` staged (``most``\n"

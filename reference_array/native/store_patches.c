@@ -219,57 +219,46 @@ static int slot_written(Store *s, const Staged *e, size_t j)
 }
 
 /* Store the slots of the batch's logged patches (``logged`` set):
- * records appended first (``append``, as for chunks), then their chunk
- * rows and patch rows; a slot written again frees its earlier record. */
-int store_log_patches(Store *s, Staged **batch, size_t n, PyObject *append,
-                      PyObject *freed)
+ * records laid out and appended first (one write, as for chunks), then
+ * their chunk rows and patch rows; a slot written again frees its
+ * earlier record. */
+int store_log_patches(Store *s, Staged **batch, size_t n,
+                      PyObject *append_packed, PyObject *freed)
 {
     int ok = -1;
-    size_t slots = s->chunk / PATCH_SLOT, count = 0, olds = 0;
+    size_t slots = s->chunk / PATCH_SLOT, count = 0, olds = 0, used = 0;
+    const size_t step = RECORD_HEADER + PATCH_SLOT;
     int64_t first = s->last_chunk + 1, *old = NULL;
-    PyObject *records = PyList_New(0), *places = NULL;
-    if (!records)
+    long long seg, start;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; batch[i]->logged && j < slots; j++)
+            count += slot_written(s, batch[i], j);
+    if (!count)
+        return 0;
+    if (store_pack_room(s, count, PATCH_SLOT) < 0)
         return -1;
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; batch[i]->logged && j < slots; j++) {
             if (!slot_written(s, batch[i], j))
                 continue;
-            PyObject *rec = Py_BuildValue(
-                "(Ly#)", (long long)++s->last_chunk,
-                batch[i]->data + j * PATCH_SLOT, (Py_ssize_t)PATCH_SLOT);
-            if (!rec || PyList_Append(records, rec) < 0) {
-                Py_XDECREF(rec);
-                goto out;
-            }
-            Py_DECREF(rec);
-            count++;
+            store_put_header(s->pack + used, ++s->last_chunk, PATCH_SLOT);
+            memcpy(s->pack + used + RECORD_HEADER,
+                   batch[i]->data + j * PATCH_SLOT, PATCH_SLOT);
+            used += step;
         }
-    if (!count) {
-        ok = 0;
-        goto out;
-    }
     /* The data goes to its segment before any row points at it. */
-    places = PyObject_CallOneArg(append, records);
-    if (!places)
-        goto out;
-    if (!PyList_Check(places) || (size_t)PyList_GET_SIZE(places) != count) {
-        PyErr_SetString(PyExc_TypeError, "append: one place per record");
-        goto out;
-    }
-    if (!(old = malloc(count * sizeof(int64_t)))) {
-        store_fail(s, ERR_NOMEM, "out of memory");
-        goto out;
-    }
+    if (store_append_records(s, append_packed, used, &seg, &start) < 0)
+        return -1;
+    if (!(old = malloc(count * sizeof(int64_t))))
+        return store_fail(s, ERR_NOMEM, "out of memory");
     int64_t id = first;
     for (size_t i = 0; i < n; i++) {
         Staged *e = batch[i];
         for (size_t j = 0; e->logged && j < slots; j++) {
             if (!slot_written(s, e, j))
                 continue;
-            long long seg, off;
-            if (!PyArg_ParseTuple(PyList_GET_ITEM(places, id - first), "LL",
-                                  &seg, &off))
-                goto out;
+            long long off = start + (long long)((id - first) * step) +
+                RECORD_HEADER;
             sqlite3_stmt *st;
             int rc;
             if (e->patches) {
@@ -317,7 +306,5 @@ db_error:
     store_db_error(s);
 out:
     free(old);
-    Py_XDECREF(records);
-    Py_XDECREF(places);
     return ok;
 }
