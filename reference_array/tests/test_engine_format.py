@@ -170,6 +170,26 @@ class NativeFormatTestCase(testtools.TestCase):
             eng.close()
             store.close()
 
+    def test_logged_slots_are_records_a_segment_scan_finds(self):
+        # Recovery and compaction find records by their headers: each
+        # logged slot's is its chunk id and length, where its row says.
+        path, layer, image = _filled(self, native_engine.NativeEngine,
+                                     patched=True)
+        store = metadata.Store(path)
+        self.addCleanup(store.close)
+        eng = native_engine.NativeEngine(store)
+        self.addCleanup(eng.close)
+        rows = store.connection.execute(
+            'SELECT c.id, c.seg, c.off, c.size FROM patches p '
+            'JOIN chunks c ON c.id = p.chunk').fetchall()
+        self.assertEqual(8, len(rows))
+        for seg in {row[1] for row in rows}:
+            found = set(eng.segments.records(seg)[0])
+            for chunk, at, off, size in rows:
+                if at == seg:
+                    self.assertIn((chunk, off, size), found)
+        self.assertEqual(bytes(image), eng.read(layer, 0, 8 * CHUNK))
+
     def test_the_python_engine_reads_and_replaces_logged_patches(self):
         path, layer, image = _filled(self, native_engine.NativeEngine,
                                      patched=True)
