@@ -308,7 +308,7 @@ int store_pack_room(Store *s, size_t n, size_t bound)
 }
 
 int store_append_records(Store *s, PyObject *append_packed, size_t used,
-                          long long *seg, long long *start)
+                         long long *seg, long long *start)
 {
     PyObject *view = PyMemoryView_FromMemory((char *)s->pack,
                                              (Py_ssize_t)used, PyBUF_READ);
