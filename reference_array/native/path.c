@@ -74,8 +74,8 @@ int path_rw_range(const uint8_t *cdb, uint64_t *lba, uint32_t *blocks)
     return 0;
 }
 
-/* A write the loop does not take: the session's, or held back while
- * writes' data is solicited. */
+/* A PDU the loop does not take: the session's; or, while writes' data
+ * is solicited (then only a WRITE gets here), held back. */
 static int not_ours(DataPath *p)
 {
     return p->nsolicited ? path_hold(p) : STOP;

@@ -23,7 +23,6 @@ the other); the loop's own counters (``DataPath.stats``) say what it did.
 import os
 import select
 import socket
-import struct
 import threading
 import time
 
@@ -34,6 +33,7 @@ from reference_array import native
 from reference_array.target.iscsi import params
 from reference_array.target.iscsi import pdu as pdus
 from reference_array.tests import engine_fixture
+from reference_array.tests.target import test_scsi
 from reference_array.tests import test_ingest_shape
 
 Op = pdus.Opcode
@@ -43,10 +43,6 @@ VOLUME_BLOCKS = 64 * 1024 * 1024 // 512
 # A small write-back cache: the stream fills it many times over.
 CACHE_CHUNKS = 64
 WINDOW = 32
-
-
-def write10(lba, blocks):
-    return bytes([0x2a, 0]) + struct.pack('>IBH', lba, 0, blocks) + bytes(7)
 
 
 @testtools.skipUnless(native.AVAILABLE, engine_fixture.NO_NATIVE)
@@ -113,7 +109,7 @@ class ConnectionHarness(testtools.TestCase):
 
     def write(self, lba, data=None):
         data = os.urandom(BLOCK) if data is None else data
-        return self.scsi(write10(lba, len(data) // 512), pdus.WRITE,
+        return self.scsi(test_scsi.write10(lba, len(data) // 512), pdus.WRITE,
                          len(data), data)
 
     def stop(self, thread, result):

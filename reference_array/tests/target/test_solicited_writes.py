@@ -22,11 +22,11 @@ raw initiator on a socket pair drives the loop over a real engine.
 
 import os
 import select
-import struct
 import time
 
 from reference_array.target.iscsi import pdu as pdus
 from reference_array.tests.target import test_connection_flow
+from reference_array.tests.target import test_scsi
 
 Op = pdus.Opcode
 BHS = pdus.BHS_LENGTH
@@ -39,10 +39,6 @@ SOLICITED_MAX = 8
 SIMPLE = 1
 
 
-def read10(lba, blocks):
-    return bytes([0x28, 0]) + struct.pack('>IBH', lba, 0, blocks) + bytes(7)
-
-
 class SolicitedWritesTestCase(test_connection_flow.ConnectionHarness):
 
     def setUp(self):
@@ -52,13 +48,13 @@ class SolicitedWritesTestCase(test_connection_flow.ConnectionHarness):
     def command(self, lba, data):
         """A WRITE (10) of ``data`` with its first 4 KiB: its ITT."""
         self.initiator.sendall(self.scsi(
-            test_connection_flow.write10(lba, len(data) // 512),
+            test_scsi.write10(lba, len(data) // 512),
             pdus.WRITE | SIMPLE, len(data), data[:IMMEDIATE]))
         return self.itt - 1
 
     def read(self, lba, length):
         """A READ (10) of ``length`` bytes: its ITT."""
-        self.initiator.sendall(self.scsi(read10(lba, length // 512),
+        self.initiator.sendall(self.scsi(test_scsi.read10(lba, length // 512),
                                          pdus.READ | SIMPLE, length))
         return self.itt - 1
 
