@@ -42,11 +42,21 @@
 #include "store.h"
 
 static const char *SQL[N_STMTS] = {
-    [S_MAP_READ] = "SELECT m.chunk, c.seg, c.off, c.size, (SELECT COUNT(*) "
-        "FROM patches p WHERE p.layer = ?1 AND p.idx = ?2) FROM maps m LEFT "
-        "JOIN chunks c ON c.id = m.chunk WHERE m.layer = ?1 AND m.idx = ?2",
-    [S_MAP] = "SELECT chunk, (SELECT COUNT(*) FROM patches p WHERE p.layer = "
-        "?1 AND p.idx = ?2) FROM maps WHERE layer = ?1 AND idx = ?2",
+    /* The last column: the entry's logged slots, one bit each (NULL, read
+     * as 0, when none is). */
+    [S_MAP_READ] = "SELECT m.chunk, c.seg, c.off, c.size, (SELECT "
+        "SUM(1 << p.slot) FROM patches p WHERE p.layer = ?1 AND p.idx = ?2) "
+        "FROM maps m LEFT JOIN chunks c ON c.id = m.chunk WHERE m.layer = ?1 "
+        "AND m.idx = ?2",
+    /* A read inside slot ?3: the entry and the slot's record if it is
+     * logged, in one statement. */
+    [S_MAP_SLOT] = "SELECT m.chunk, c.seg, c.off, c.size, p.chunk, r.seg, "
+        "r.off, r.size FROM maps m LEFT JOIN chunks c ON c.id = m.chunk "
+        "LEFT JOIN patches p ON p.layer = ?1 AND p.idx = ?2 AND p.slot = ?3 "
+        "LEFT JOIN chunks r ON r.id = p.chunk WHERE m.layer = ?1 AND "
+        "m.idx = ?2",
+    [S_MAP] = "SELECT chunk, (SELECT SUM(1 << p.slot) FROM patches p WHERE "
+        "p.layer = ?1 AND p.idx = ?2) FROM maps WHERE layer = ?1 AND idx = ?2",
     [S_WHERE] = "SELECT seg, off, size FROM chunks WHERE id = ?",
     [S_LEGACY] = "SELECT data FROM chunk_data WHERE id = ?",
     [S_DIGEST] = "SELECT id FROM chunks WHERE digest = ?",
@@ -71,9 +81,6 @@ static const char *SQL[N_STMTS] = {
         "p.idx = ?",
     [S_PATCH_SLOT] = "SELECT chunk FROM patches WHERE layer = ? AND idx = ? "
         "AND slot = ?",
-    [S_PATCH_AT] = "SELECT p.chunk, c.seg, c.off, c.size FROM patches p "
-        "JOIN chunks c ON c.id = p.chunk WHERE p.layer = ? AND p.idx = ? "
-        "AND p.slot = ?",
     [S_PUT_PATCH] = "INSERT OR REPLACE INTO patches VALUES (?, ?, ?, ?)",
     [S_DROP_PATCHES] = "DELETE FROM patches WHERE layer = ? AND idx = ? "
         "RETURNING chunk",
@@ -175,7 +182,8 @@ int store_add_total(Store *s, const char *name, int64_t delta)
     return 0;
 }
 
-/* The chunk id of a map entry: 1 found, 0 none, -1 error. */
+/* The chunk id of a map entry (*patches: its logged slots, a bit each):
+ * 1 found, 0 none, -1 error. */
 int store_map_entry(Store *s, int64_t layer, int64_t idx, int64_t *chunk,
                     int64_t *patches, int count)
 {
@@ -202,24 +210,48 @@ int store_map_entry(Store *s, int64_t layer, int64_t idx, int64_t *chunk,
 
 /* A map entry and where its chunk's data is, in one query: w[0] the
  * chunk id (0: zeros), w[1..3] its segment (-1: the chunk_data table),
- * offset and size. 1 found, 0 none, -1 error. */
+ * offset and size, w[4] its logged slots (bit j: slot j). 1 found, 0
+ * none, -1 error. */
 int store_map_read(Store *s, int64_t layer, int64_t idx, int64_t w[5],
                    int count)
 {
-    sqlite3_stmt *st = store_stmt(s, S_MAP_READ);
+    return store_map_slot(s, layer, idx, -1, w, count);
+}
+
+/* A chunk's place from columns ``col`` to ``col + 3`` of ``st``: its id,
+ * segment (-1: the chunk_data table), offset and size. */
+static void place_at(sqlite3_stmt *st, int col, int64_t w[4])
+{
+    w[0] = sqlite3_column_int64(st, col);
+    w[1] = sqlite3_column_type(st, col + 1) == SQLITE_NULL ? -1 :
+        sqlite3_column_int64(st, col + 1);
+    w[2] = sqlite3_column_int64(st, col + 2);
+    w[3] = sqlite3_column_int64(st, col + 3);
+}
+
+/* store_map_read, or with ``slot`` >= 0 the entry of a read inside that
+ * slot: w[0..3] as there, w[4] 0, and w[5..8] the place of the slot's
+ * record (w[5] 0: not logged). */
+int store_map_slot(Store *s, int64_t layer, int64_t idx, int64_t slot,
+                   int64_t *w, int count)
+{
+    sqlite3_stmt *st = store_stmt(s, slot < 0 ? S_MAP_READ : S_MAP_SLOT);
     if (!st)
         return -1;
     s->work[W_MAP_PROBES] += count;
     sqlite3_bind_int64(st, 1, layer);
     sqlite3_bind_int64(st, 2, idx);
+    if (slot >= 0)
+        sqlite3_bind_int64(st, 3, slot);
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
-        w[0] = sqlite3_column_int64(st, 0);
-        w[1] = sqlite3_column_type(st, 1) == SQLITE_NULL ? -1 :
-            sqlite3_column_int64(st, 1);
-        w[2] = sqlite3_column_int64(st, 2);
-        w[3] = sqlite3_column_int64(st, 3);
-        w[4] = sqlite3_column_int64(st, 4);
+        place_at(st, 0, w);
+        if (slot < 0) {
+            w[4] = sqlite3_column_int64(st, 4);
+        } else {
+            w[4] = 0;
+            place_at(st, 4, w + 5);
+        }
     }
     sqlite3_reset(st);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
@@ -404,16 +436,17 @@ int store_resolve(Store *s, Staged *e, const uint8_t *base)
 
 /* The layer of the image ``chain[0..n)`` that holds chunk ``idx``: the
  * first that stages it (*staged set) or maps it (*staged clear, w its
- * map row); n when none does (zeros). -1 with an exception set. */
+ * map row, of store_map_slot with ``slot``); n when none does (zeros).
+ * -1 with an exception set. */
 int store_chunk_layer(Store *s, const int64_t *chain, int n, int64_t idx,
-                      int64_t w[5], int *staged)
+                      int64_t slot, int64_t *w, int *staged)
 {
     for (int k = 0; k < n; k++) {
         if (s->staged.count && staged_get(&s->staged, chain[k], idx)) {
             *staged = 1;
             return k;
         }
-        int found = store_map_read(s, chain[k], idx, w, 1);
+        int found = store_map_slot(s, chain[k], idx, slot, w, 1);
         if (found < 0)
             return -1;
         if (found) {
@@ -431,7 +464,7 @@ int store_read_chunk(Store *s, const int64_t *chain, int n, int64_t idx,
 {
     int64_t w[5];
     int staged;
-    int k = store_chunk_layer(s, chain, n, idx, w, &staged);
+    int k = store_chunk_layer(s, chain, n, idx, -1, w, &staged);
     if (k < 0)
         return -1;
     *out = NULL;

@@ -52,7 +52,7 @@ enum {
     S_MAP_READ, S_MAP, S_WHERE, S_LEGACY, S_DIGEST, S_INSERT_CHUNK,
     S_ADD_REFS, S_CHUNK_ROW, S_DELETE_CHUNK, S_DELETE_LEGACY, S_DELETE_MAP,
     S_PUT_MAP, S_WRITTEN, S_TOTAL, S_COUNT_RUN, S_RUN_ROWS, S_NEXT_DATA,
-    S_PATCHES, S_PATCH_SLOT, S_PATCH_AT, S_PUT_PATCH, S_DROP_PATCHES,
+    S_PATCHES, S_PATCH_SLOT, S_MAP_SLOT, S_PUT_PATCH, S_DROP_PATCHES,
     N_STMTS
 };
 
@@ -66,11 +66,19 @@ enum {
 /* The patch log (store_patches.c): a write of whole 4 KiB slots into a
  * stored chunk of its own layer is kept as uncompressed slot records
  * (chunk rows without a digest, one ``patches`` row each) instead of the
- * whole chunk compressed again; a chunk is stored whole again (merged)
- * when a write would leave it more than PATCH_BOUND slots, or when the
- * engine merges in the background. A read resolves PATCH_BOUND at most. */
+ * whole chunk compressed again; a slot written again replaces its
+ * record. A chunk is stored whole again (merged) when a write would
+ * leave it more than PATCH_BOUND distinct slots, when a write is not of
+ * whole slots, or when the engine merges in the background. A read
+ * resolves PATCH_BOUND at most. The bound is a 16 KiB chunk's every
+ * slot: with fewer, random 4 KiB writes merged a chunk every third write
+ * to it, each merge a read, a decompression and a compression on the
+ * write's batch (the benchmarks page, "Every slot of a chunk logged").
+ * Slots are bits of a 64-bit mask (SQLite's integers): a chunk of 64
+ * slots or more is not logged. */
 #define PATCH_SLOT 4096
-#define PATCH_BOUND 2
+#define PATCH_BOUND 4
+#define PATCH_MASK_SLOTS 64
 extern const char *WORK_NAMES[N_WORK];
 
 /* Operations, bytes and nanoseconds of one direction. */
@@ -132,17 +140,19 @@ void store_db_error(Store *s);
 void store_raise(Store *s);
 int store_exec(Store *s, int which, int n, int64_t a, int64_t b, int64_t c);
 int store_add_total(Store *s, const char *name, int64_t delta);
-/* Map lookups; *patches (w[4]): the entry's patch log records. */
+/* Map lookups; *patches (w[4]): the entry's logged slots, a bit each. */
 int store_map_entry(Store *s, int64_t layer, int64_t idx, int64_t *chunk,
                     int64_t *patches, int count);
 int store_map_read(Store *s, int64_t layer, int64_t idx, int64_t w[5],
                    int count);
+int store_map_slot(Store *s, int64_t layer, int64_t idx, int64_t slot,
+                   int64_t *w, int count);
 void store_forget_segment(Store *s, int64_t seg);
 const uint8_t *store_chunk_data(Store *s, int64_t chunk, int have_where,
                                 int64_t seg, int64_t off, int64_t size);
 int store_resolve(Store *s, Staged *e, const uint8_t *base);
 int store_chunk_layer(Store *s, const int64_t *chain, int n, int64_t idx,
-                      int64_t w[5], int *staged);
+                      int64_t slot, int64_t *w, int *staged);
 int store_read_chunk(Store *s, const int64_t *chain, int n, int64_t idx,
                      const uint8_t **out);
 int store_stage(Store *s, int64_t layer, int64_t offset, const uint8_t *buf,

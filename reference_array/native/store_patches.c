@@ -43,15 +43,27 @@ static const uint8_t *record_at(Store *s, sqlite3_stmt *st, int col)
                             sqlite3_column_int64(st, col + 3));
 }
 
+/* Whether the slots of ``mask`` are all of a chunk's. */
+static int every_slot(const Store *s, int64_t mask)
+{
+    size_t slots = s->chunk / PATCH_SLOT;
+    return slots < PATCH_MASK_SLOTS &&
+        (uint64_t)mask == ((uint64_t)1 << slots) - 1;
+}
+
 /* The data of a map entry ``w`` (see store_map_read) of (layer, idx),
- * its logged slots applied. Valid until the next read. */
+ * its logged slots applied. Valid until the next read. A chunk whose
+ * every slot is logged is not read (nor decompressed) under them. */
 const uint8_t *store_entry_data(Store *s, int64_t layer, int64_t idx,
                                 const int64_t w[5])
 {
-    const uint8_t *base = store_chunk_data(s, w[0], 1, w[1], w[2], w[3]);
-    if (!base || !w[4])
-        return base;
-    memcpy(s->patched, base, s->chunk);
+    if (!w[4] || !every_slot(s, w[4])) {
+        const uint8_t *base = store_chunk_data(s, w[0], 1, w[1], w[2],
+                                               w[3]);
+        if (!base || !w[4])
+            return base;
+        memcpy(s->patched, base, s->chunk);
+    }
     sqlite3_stmt *st = store_stmt(s, S_PATCHES);
     if (!st)
         return NULL;
@@ -77,67 +89,42 @@ const uint8_t *store_entry_data(Store *s, int64_t layer, int64_t idx,
     return s->patched;
 }
 
-/* The record of slot ``slot`` of (layer, idx) if it is logged: 1 and
- * *out its data, 0 if the slot is not logged, -1 on failure. */
-static int logged_slot(Store *s, int64_t layer, int64_t idx, int64_t slot,
-                       const uint8_t **out)
-{
-    sqlite3_stmt *st = store_stmt(s, S_PATCH_AT);
-    if (!st)
-        return -1;
-    sqlite3_bind_int64(st, 1, layer);
-    sqlite3_bind_int64(st, 2, idx);
-    sqlite3_bind_int64(st, 3, slot);
-    int rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        s->work[W_LOG_READS]++;
-        *out = record_at(s, st, 0);
-    }
-    sqlite3_reset(st);
-    if (rc == SQLITE_DONE)
-        return 0;
-    if (rc != SQLITE_ROW) {
-        store_db_error(s);
-        return -1;
-    }
-    return *out ? 1 : -1;
-}
-
 /* ``len`` bytes at ``inner`` of chunk ``idx`` of the image ``chain``:
  * *out points at them, or is NULL for zeros. What a read asks of one
  * chunk. A part inside one slot of a stored chunk with logged slots
  * needs that slot alone: the slot's record if it is logged, else the
  * chunk under it; the other slots' records are not read, and a logged
  * slot's chunk is not decompressed. So a volume's random reads after
- * overwrites cost about what a fresh volume's do (a slot's row more)
- * before the background merge has stored its chunks whole again. */
+ * overwrites cost about what a fresh volume's do (the entry and the
+ * slot's record found by one statement) before the background merge has
+ * stored its chunks whole again. */
 int store_read_part(Store *s, const int64_t *chain, int n, int64_t idx,
                     int64_t inner, int64_t len, const uint8_t **out)
 {
     const uint8_t *data;
-    int64_t w[5];
-    int staged;
-    int k = store_chunk_layer(s, chain, n, idx, w, &staged);
+    int64_t w[9], slot = inner / PATCH_SLOT;
+    int staged, one = (inner + len - 1) / PATCH_SLOT == slot;
+    int k = store_chunk_layer(s, chain, n, idx, one ? slot : -1, w,
+                              &staged);
     if (k < 0)
         return -1;
     *out = NULL;
     if (k == n || (!staged && !w[0]))
         return 0;
-    int64_t slot = inner / PATCH_SLOT;
     if (staged) {
         if (store_read_chunk(s, chain + k, n - k, idx, &data) < 0)
             return -1;
         if (!data)
             return 0;
-    } else if (w[4] && (inner + len - 1) / PATCH_SLOT == slot) {
-        const uint8_t *record;
-        int logged = logged_slot(s, chain[k], idx, slot, &record);
-        if (logged < 0)
+    } else if (one && w[5]) {
+        const uint8_t *record = store_chunk_data(s, w[5], 1, w[6], w[7],
+                                                 w[8]);
+        if (!record)
             return -1;
-        if (logged) {
-            *out = record + inner % PATCH_SLOT;
-            return 0;
-        }
+        s->work[W_LOG_READS]++;
+        *out = record + inner % PATCH_SLOT;
+        return 0;
+    } else if (one) {
         data = store_chunk_data(s, w[0], 1, w[1], w[2], w[3]);
     } else {
         data = store_entry_data(s, chain[k], idx, w);
@@ -190,16 +177,20 @@ int store_drop_patches(Store *s, int64_t layer, int64_t idx, PyObject *freed)
     return unref_records(s, ids, n, freed);
 }
 
-/* Whether a staged patch over its layer's own chunk (holding
- * ``existing`` slots already) goes to the log: it covers whole slots
- * only, and no more than PATCH_BOUND with those there. A slot that
- * begins as a zstd frame does not (its record would read as one). */
+/* Whether a staged patch over its layer's own chunk (whose logged slots
+ * are the bits of ``existing``) goes to the log: it covers whole slots
+ * only, and leaves no more than PATCH_BOUND distinct slots logged (a
+ * slot logged already is replaced). A slot that begins as a zstd frame
+ * does not (its record would read as one). */
 int store_loggable(Store *s, const Staged *e, int64_t existing)
 {
-    size_t per = PATCH_SLOT / 8, slots = 0;
-    if (s->chunk % PATCH_SLOT || s->chunk <= PATCH_SLOT || !e->mask)
+    size_t per = PATCH_SLOT / 8, slots = s->chunk / PATCH_SLOT;
+    uint64_t mask = (uint64_t)existing;
+    if (s->chunk % PATCH_SLOT || slots < 2 || slots >= PATCH_MASK_SLOTS ||
+            !e->mask)
         return 0;
-    for (size_t j = 0; j < s->chunk / PATCH_SLOT; j++) {
+    int written = 0;
+    for (size_t j = 0; j < slots; j++) {
         const uint8_t *m = e->mask + j * per;
         if (!memcmp(m, s->zero, per))
             continue;
@@ -208,9 +199,10 @@ int store_loggable(Store *s, const Staged *e, int64_t existing)
                 return 0;
         if (store_is_frame(e->data + j * PATCH_SLOT, PATCH_SLOT))
             return 0;
-        slots++;
+        mask |= (uint64_t)1 << j;
+        written = 1;
     }
-    return slots && (int64_t)slots + existing <= PATCH_BOUND;
+    return written && __builtin_popcountll(mask) <= PATCH_BOUND;
 }
 
 static int slot_written(Store *s, const Staged *e, size_t j)
@@ -261,7 +253,7 @@ int store_log_patches(Store *s, Staged **batch, size_t n,
                 RECORD_HEADER;
             sqlite3_stmt *st;
             int rc;
-            if (e->patches) {
+            if ((uint64_t)e->patches >> j & 1) {
                 if (!(st = store_stmt(s, S_PATCH_SLOT)))
                     goto out;
                 sqlite3_bind_int64(st, 1, e->layer);

@@ -54,7 +54,7 @@ typedef struct Staged {
      * (old_known: 1 entry ``old``, -1 no entry, 0 not looked up). */
     int old_known;
     int64_t old;
-    int64_t patches;            /* patch log records of ``old`` */
+    int64_t patches;            /* ``old``'s logged slots, a bit each */
     int logged;                 /* stored in the patch log this batch */
     /* Bumped whenever the entry's content changes: a chunk prepared
      * from an earlier content is not used (prepare.c). */

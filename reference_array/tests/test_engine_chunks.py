@@ -160,10 +160,10 @@ class SegmentsTestCase(testtools.TestCase):
                 work = self._work(lambda: self.engine.read(
                     aged, idx * CHUNK, 4096))
                 self.assertLessEqual(work.get('patch_log_reads', 0), bound)
-            # The chunk read stored whole, then a slot of it logged (on
-            # the native path).
+            # The chunk written whole, then a slot of it logged (on the
+            # native path).
             rest = os.urandom(3 * 4096)
-            self.engine.write(aged, 37 * CHUNK + 4096, rest)
+            self.engine.write(aged, 37 * CHUNK, os.urandom(4096) + rest)
             self.engine.flush()
             slot = os.urandom(4096)
             self.engine.write(aged, 37 * CHUNK, slot)

@@ -16,9 +16,10 @@
 
 A write of whole 4 KiB slots into a stored chunk of the layer's own goes
 to the patch log (``native/store_patches.c``): the slots are appended
-as they are, a chunk row and a patch row each, and the chunk is neither
-read nor compressed again. A write the log does not take (more slots
-than its bound, or part of a slot) is stored as the whole patched
+as they are, a chunk row and a patch row each (a slot logged before
+loses its earlier record), and the chunk is neither read nor compressed
+again. A write the log does not take (part of a slot) is stored as the
+whole patched
 chunk: the chunk's old map entry and data are found, the new chunk is
 stored and the old one loses its reference. The SQL either takes per
 chunk is what the native data path pays per random small write,
@@ -43,9 +44,9 @@ STATEMENTS_PER_CHUNK = 6
 # Per logged slot: the map entry (with its patch count), the slot's
 # chunk row and its patch row.
 STATEMENTS_PER_SLOT = 3
-# Past the patch log's bound: stored as the whole chunk.
-WHOLE = (native._native.PATCH_BOUND + 1) * patch_log.SLOT if \
-    native.AVAILABLE else 3 * patch_log.SLOT
+# Not of whole slots: the patch log takes none of it, the chunk is
+# stored whole.
+PARTIAL = 2 * patch_log.SLOT + 512
 
 
 @testtools.skipUnless(native.AVAILABLE, engine_fixture.NO_NATIVE)
@@ -105,11 +106,60 @@ class SmallWriteShapeTestCase(engine_fixture.EngineTestCase):
             self.assertEqual(written[i], self.engine.read(
                 vol, i * self.engine.chunk + 4096, 4096))
 
+    def test_slots_written_again_are_replaced_not_merged(self):
+        chunk = self.engine.chunk
+        slots = chunk // patch_log.SLOT
+        vol = self._filled()
+        image = {}
+
+        def write(slot):
+            for i in range(CHUNKS):
+                image[i, slot] = os.urandom(patch_log.SLOT)
+                self.engine.write(vol, i * chunk + slot * patch_log.SLOT,
+                                  image[i, slot])
+        # Each chunk's slots one batch at a time, the first twice: every
+        # chunk ends with all its slots logged, its first written again.
+        before = self.engine.work
+        seen = collections.Counter()
+        for slot in [0] + list(range(slots)):
+            seen.update(self._statements(lambda: write(slot)))
+        work = self.engine.work
+        work.subtract(before)
+        # No chunk read, decompressed or compressed again: every write
+        # is a slot record, and the first slot's earlier record is gone.
+        self.assertEqual(CHUNKS * (slots + 1), work['patches_logged'], work)
+        self.assertEqual(0, work['chunks_fetched'], work)
+        self.assertEqual(0, work['compress_calls'], work)
+        self.assertEqual(CHUNKS, seen['DELETE FROM chunks'], seen)
+        whole = {i: b''.join(image[i, slot] for slot in range(slots))
+                 for i in range(CHUNKS)}
+        # A chunk whose every slot is logged is read from its records:
+        # the chunk under them is not fetched.
+        self.engine.drop_cache()
+        before = self.engine.work
+        self.assertEqual(whole[5], self.engine.read(vol, 5 * chunk, chunk))
+        work = self.engine.work
+        work.subtract(before)
+        self.assertEqual(slots, work['chunks_fetched'], work)
+        self.assertEqual(slots, work['patch_log_reads'], work)
+        self.assertEqual(chunk, work['bytes_decompressed'], work)
+        # Merged, likewise from the records alone, and read back whole.
+        self.engine.drop_cache()
+        before = self.engine.work
+        while self.engine.merge_patches():
+            pass
+        work = self.engine.work
+        work.subtract(before)
+        self.assertEqual(CHUNKS * slots, work['chunks_fetched'], work)
+        for i in range(CHUNKS):
+            self.assertEqual(whole[i], self.engine.read(vol, i * chunk,
+                                                        chunk))
+
     def test_patched_chunks_take_a_fixed_number_of_statements(self):
         chunk = self.engine.chunk
         vol = self._filled()
         seen = self._statements(
-            lambda: self._patch_each(vol, lambda i: os.urandom(WHOLE)))
+            lambda: self._patch_each(vol, lambda i: os.urandom(PARTIAL)))
         self.assertLessEqual(self._data_statements(seen),
                              STATEMENTS_PER_CHUNK * CHUNKS + 1, seen)
         # The old chunks were replaced: one row each, deleted.
@@ -126,14 +176,14 @@ class SmallWriteShapeTestCase(engine_fixture.EngineTestCase):
         # Every chunk the same: one stored chunk, CHUNKS references.
         self.engine.write(vol, 0, block * CHUNKS)
         self.engine.flush()
-        patch = os.urandom(WHOLE)
+        patch = os.urandom(PARTIAL)
         # Every other chunk patched alike: one new chunk, and the old one
         # keeps the references of the chunks left alone.
         seen = self._statements(
             lambda: self._patch_each(vol, lambda i: patch, step=2))
         self.assertEqual(0, seen['DELETE FROM chunks'], seen)
         self.assertEqual(1, seen['UPDATE chunks SET'], seen)
-        patched = block[:4096] + patch + block[4096 + WHOLE:]
+        patched = block[:4096] + patch + block[4096 + PARTIAL:]
         for i in range(CHUNKS):
             self.assertEqual(patched if i % 2 == 0 else block,
                              self.engine.read(vol, i * chunk, chunk))
