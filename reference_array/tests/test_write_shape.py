@@ -19,11 +19,10 @@ to the patch log (``native/store_patches.c``): the slots are appended
 as they are, a chunk row and a patch row each (a slot logged before
 loses its earlier record), and the chunk is neither read nor compressed
 again. A write the log does not take (part of a slot) is stored as the
-whole patched
-chunk: the chunk's old map entry and data are found, the new chunk is
-stored and the old one loses its reference. The SQL either takes per
-chunk is what the native data path pays per random small write,
-whatever the volume's size or history.
+whole patched chunk: the chunk's old map entry and data are found, the
+new chunk is stored and the old one loses its reference. The SQL
+either takes per chunk is what the native data path pays per random
+small write, whatever the volume's size or history.
 """
 
 import collections
@@ -41,7 +40,7 @@ CHUNKS = 64
 # lookup, the chunk row, the map entry, and the old chunk's row read and
 # deleted.
 STATEMENTS_PER_CHUNK = 6
-# Per logged slot: the map entry (with its patch count), the slot's
+# Per logged slot: the map entry (with its logged slots), the slot's
 # chunk row and its patch row.
 STATEMENTS_PER_SLOT = 3
 # Not of whole slots: the patch log takes none of it, the chunk is
