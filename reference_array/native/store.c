@@ -43,9 +43,13 @@
 
 static const char *SQL[N_STMTS] = {
     /* The last column: the entry's logged slots, one bit each (NULL, read
-     * as 0, when none is). */
+     * as 0, when none is). Slots from 63 on also set the top bit: chunks
+     * that large are not logged, but a row of theirs in a store from
+     * before must still count (SQLite's 1 << 64 is 0). The primary key
+     * keeps the slots distinct, so the sum never overflows. */
     [S_MAP_READ] = "SELECT m.chunk, c.seg, c.off, c.size, (SELECT "
-        "SUM(1 << p.slot) FROM patches p WHERE p.layer = ?1 AND p.idx = ?2) "
+        "SUM(1 << p.slot) | ((MAX(p.slot) > 62) << 63) FROM patches p WHERE "
+        "p.layer = ?1 AND p.idx = ?2) "
         "FROM maps m LEFT JOIN chunks c ON c.id = m.chunk WHERE m.layer = ?1 "
         "AND m.idx = ?2",
     /* A read inside slot ?3: the entry and the slot's record if it is
@@ -55,8 +59,9 @@ static const char *SQL[N_STMTS] = {
         "LEFT JOIN patches p ON p.layer = ?1 AND p.idx = ?2 AND p.slot = ?3 "
         "LEFT JOIN chunks r ON r.id = p.chunk WHERE m.layer = ?1 AND "
         "m.idx = ?2",
-    [S_MAP] = "SELECT chunk, (SELECT SUM(1 << p.slot) FROM patches p WHERE "
-        "p.layer = ?1 AND p.idx = ?2) FROM maps WHERE layer = ?1 AND idx = ?2",
+    [S_MAP] = "SELECT chunk, (SELECT SUM(1 << p.slot) | ((MAX(p.slot) > 62) "
+        "<< 63) FROM patches p WHERE p.layer = ?1 AND p.idx = ?2) FROM maps "
+        "WHERE layer = ?1 AND idx = ?2",
     [S_WHERE] = "SELECT seg, off, size FROM chunks WHERE id = ?",
     [S_LEGACY] = "SELECT data FROM chunk_data WHERE id = ?",
     [S_DIGEST] = "SELECT id FROM chunks WHERE digest = ?",

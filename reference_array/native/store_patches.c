@@ -57,7 +57,9 @@ static int every_slot(const Store *s, int64_t mask)
 const uint8_t *store_entry_data(Store *s, int64_t layer, int64_t idx,
                                 const int64_t w[5])
 {
-    if (!w[4] || !every_slot(s, w[4])) {
+    int whole = w[4] && every_slot(s, w[4]);
+    uint64_t applied = 0;
+    if (!whole) {
         const uint8_t *base = store_chunk_data(s, w[0], 1, w[1], w[2],
                                                w[3]);
         if (!base || !w[4])
@@ -77,13 +79,22 @@ const uint8_t *store_entry_data(Store *s, int64_t layer, int64_t idx,
             sqlite3_reset(st);
             return NULL;
         }
-        if (slot >= 0 && (size_t)(slot + 1) * PATCH_SLOT <= s->chunk)
+        if (slot >= 0 && (size_t)(slot + 1) * PATCH_SLOT <= s->chunk) {
             memcpy(s->patched + slot * PATCH_SLOT, p, PATCH_SLOT);
+            if (slot < PATCH_MASK_SLOTS)
+                applied |= (uint64_t)1 << slot;
+        }
         s->work[W_LOG_READS]++;
     }
     sqlite3_reset(st);
     if (rc != SQLITE_DONE) {
         store_db_error(s);
+        return NULL;
+    }
+    /* Nothing under the slots was read: each must have been applied. */
+    if (whole && applied != (uint64_t)w[4]) {
+        store_fail(s, ERR_DB, "chunk %lld of layer %lld: a logged slot has "
+                   "no record", (long long)idx, (long long)layer);
         return NULL;
     }
     return s->patched;

@@ -27,6 +27,7 @@ small write, whatever the volume's size or history.
 
 import collections
 import os
+import sqlite3
 
 import testtools
 
@@ -153,6 +154,63 @@ class SmallWriteShapeTestCase(engine_fixture.EngineTestCase):
         for i in range(CHUNKS):
             self.assertEqual(whole[i], self.engine.read(vol, i * chunk,
                                                         chunk))
+            self.assertEqual(image[i, 0], self.engine.read(vol, i * chunk,
+                                                           4096))
+
+    def test_every_slot_logged_and_a_record_missing_is_an_error(self):
+        chunk, slot = self.engine.chunk, patch_log.SLOT
+        vol = self._filled()
+        for j in range(chunk // slot):
+            self.engine.write(vol, j * slot, os.urandom(slot))
+            self.engine.flush()
+        # A damaged store: one slot's record row gone. Nothing is read
+        # under four logged slots, so the read fails rather than return
+        # what the buffer held before.
+        with self.store.transaction():
+            self.store.connection.execute(
+                'DELETE FROM chunks WHERE id = (SELECT chunk FROM patches '
+                'WHERE layer = ? AND idx = 0 AND slot = 2)', (vol,))
+        self.engine.drop_cache()
+        self.engine.read(vol, chunk, chunk)
+        error = self.assertRaises(sqlite3.OperationalError, self.engine.read,
+                                  vol, 0, chunk)
+        self.assertIn('a logged slot has no record', str(error))
+
+    def test_a_slot_read_takes_the_record_of_the_layer_that_maps_it(self):
+        chunk, slot = self.engine.chunk, patch_log.SLOT
+        parent = self._filled()
+        under = {i: self.engine.read(parent, i * chunk, chunk)
+                 for i in range(4)}
+        logged = {i: os.urandom(slot) for i in range(4)}
+        for i in range(4):
+            self.engine.write(parent, i * chunk + slot, logged[i])
+        self.engine.flush()
+        child = self.engine.new_layer(parent)
+        # Chunk 1 made the child's own (stored whole, the parent's slot in
+        # it), then a slot of it logged in the child; chunk 2 made the
+        # child's by a write over the parent's logged slot, which the
+        # child's entry now hides.
+        self.engine.write(child, chunk + 3 * slot, os.urandom(slot))
+        self.engine.flush()
+        own = os.urandom(slot)
+        self.engine.write(child, chunk + 2 * slot, own)
+        self.engine.write(child, 2 * chunk + slot, own)
+        self.engine.flush()
+        self.engine.drop_cache()
+        read = self.engine.read
+        for i in range(4):
+            # The parent reads its own records, whatever the child holds.
+            self.assertEqual(logged[i], read(parent, i * chunk + slot, slot))
+            self.assertEqual(under[i][:slot], read(parent, i * chunk, slot))
+        # Through the child: the parent's record where the child maps
+        # nothing, the parent's slot as the child's chunk holds it, the
+        # child's own record, and the chunk under it elsewhere.
+        self.assertEqual(logged[0], read(child, slot, slot))
+        self.assertEqual(logged[1], read(child, chunk + slot, slot))
+        self.assertEqual(own, read(child, chunk + 2 * slot, slot))
+        self.assertEqual(own, read(child, 2 * chunk + slot, slot))
+        self.assertEqual(under[3][:slot], read(child, 3 * chunk, slot))
+        self.assertEqual(under[2][:slot], read(child, 2 * chunk, slot))
 
     def test_patched_chunks_take_a_fixed_number_of_statements(self):
         chunk = self.engine.chunk
