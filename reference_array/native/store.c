@@ -41,17 +41,18 @@
 #include "native.h"
 #include "store.h"
 
+/* The logged slots of the entry (?1, ?2), one bit each (NULL, read as 0,
+ * when none is). Slots from 63 on also set the top bit: chunks that large
+ * are not logged, but a row of theirs in a store from before must still
+ * count (SQLite's 1 << 64 is 0). The primary key keeps the slots
+ * distinct, so the sum never overflows. */
+#define LOGGED_SLOTS "(SELECT SUM(1 << p.slot) | ((MAX(p.slot) > 62) << " \
+    "63) FROM patches p WHERE p.layer = ?1 AND p.idx = ?2)"
+
 static const char *SQL[N_STMTS] = {
-    /* The last column: the entry's logged slots, one bit each (NULL, read
-     * as 0, when none is). Slots from 63 on also set the top bit: chunks
-     * that large are not logged, but a row of theirs in a store from
-     * before must still count (SQLite's 1 << 64 is 0). The primary key
-     * keeps the slots distinct, so the sum never overflows. */
-    [S_MAP_READ] = "SELECT m.chunk, c.seg, c.off, c.size, (SELECT "
-        "SUM(1 << p.slot) | ((MAX(p.slot) > 62) << 63) FROM patches p WHERE "
-        "p.layer = ?1 AND p.idx = ?2) "
-        "FROM maps m LEFT JOIN chunks c ON c.id = m.chunk WHERE m.layer = ?1 "
-        "AND m.idx = ?2",
+    [S_MAP_READ] = "SELECT m.chunk, c.seg, c.off, c.size, " LOGGED_SLOTS
+        " FROM maps m LEFT JOIN chunks c ON c.id = m.chunk WHERE m.layer = "
+        "?1 AND m.idx = ?2",
     /* A read inside slot ?3: the entry and the slot's record if it is
      * logged, in one statement. */
     [S_MAP_SLOT] = "SELECT m.chunk, c.seg, c.off, c.size, p.chunk, r.seg, "
@@ -59,9 +60,8 @@ static const char *SQL[N_STMTS] = {
         "LEFT JOIN patches p ON p.layer = ?1 AND p.idx = ?2 AND p.slot = ?3 "
         "LEFT JOIN chunks r ON r.id = p.chunk WHERE m.layer = ?1 AND "
         "m.idx = ?2",
-    [S_MAP] = "SELECT chunk, (SELECT SUM(1 << p.slot) | ((MAX(p.slot) > 62) "
-        "<< 63) FROM patches p WHERE p.layer = ?1 AND p.idx = ?2) FROM maps "
-        "WHERE layer = ?1 AND idx = ?2",
+    [S_MAP] = "SELECT chunk, " LOGGED_SLOTS " FROM maps WHERE layer = ?1 AND "
+        "idx = ?2",
     [S_WHERE] = "SELECT seg, off, size FROM chunks WHERE id = ?",
     [S_LEGACY] = "SELECT data FROM chunk_data WHERE id = ?",
     [S_DIGEST] = "SELECT id FROM chunks WHERE digest = ?",
@@ -223,9 +223,7 @@ int store_map_read(Store *s, int64_t layer, int64_t idx, int64_t w[5],
     return store_map_slot(s, layer, idx, -1, w, count);
 }
 
-/* A chunk's place from columns ``col`` to ``col + 3`` of ``st``: its id,
- * segment (-1: the chunk_data table), offset and size. */
-static void place_at(sqlite3_stmt *st, int col, int64_t w[4])
+void store_place_at(sqlite3_stmt *st, int col, int64_t w[4])
 {
     w[0] = sqlite3_column_int64(st, col);
     w[1] = sqlite3_column_type(st, col + 1) == SQLITE_NULL ? -1 :
@@ -250,12 +248,12 @@ int store_map_slot(Store *s, int64_t layer, int64_t idx, int64_t slot,
         sqlite3_bind_int64(st, 3, slot);
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
-        place_at(st, 0, w);
+        store_place_at(st, 0, w);
         if (slot < 0) {
             w[4] = sqlite3_column_int64(st, 4);
         } else {
             w[4] = 0;
-            place_at(st, 4, w + 5);
+            store_place_at(st, 4, w + 5);
         }
     }
     sqlite3_reset(st);

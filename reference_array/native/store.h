@@ -147,6 +147,9 @@ int store_map_read(Store *s, int64_t layer, int64_t idx, int64_t w[5],
                    int count);
 int store_map_slot(Store *s, int64_t layer, int64_t idx, int64_t slot,
                    int64_t *w, int count);
+/* A chunk's place from columns ``col`` to ``col + 3`` of ``st``: its id,
+ * segment (-1: the chunk_data table), offset and size. */
+void store_place_at(sqlite3_stmt *st, int col, int64_t w[4]);
 void store_forget_segment(Store *s, int64_t seg);
 const uint8_t *store_chunk_data(Store *s, int64_t chunk, int have_where,
                                 int64_t seg, int64_t off, int64_t size);

@@ -36,11 +36,9 @@
  * its chunk id, segment, offset and size. */
 static const uint8_t *record_at(Store *s, sqlite3_stmt *st, int col)
 {
-    int64_t seg = sqlite3_column_type(st, col + 1) == SQLITE_NULL ? -1 :
-        sqlite3_column_int64(st, col + 1);
-    return store_chunk_data(s, sqlite3_column_int64(st, col), 1, seg,
-                            sqlite3_column_int64(st, col + 2),
-                            sqlite3_column_int64(st, col + 3));
+    int64_t w[4];
+    store_place_at(st, col, w);
+    return store_chunk_data(s, w[0], 1, w[1], w[2], w[3]);
 }
 
 /* Whether the slots of ``mask`` are all of a chunk's. */
